@@ -1,0 +1,326 @@
+//! Applying a management command to the policy. Each arm validates before it mutates, so a
+//! failed command normally leaves the policy untouched (the caller also works on a clone).
+use super::{Command, CreateMode, ObjectWord};
+use crate::error::{AclError, Result};
+use crate::policy::{
+    Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, Policy, Relation, RelationKind, Role,
+};
+
+const SKIPPED_EXISTS: &str = " (skipped: exists)";
+const SKIPPED_MISSING: &str = " (skipped: does not exist)";
+const REPLACED: &str = " (replaced)";
+const NOTHING_TO_REVOKE: &str = " (nothing to revoke)";
+
+/// Apply `cmd` to `policy` and return a short status text. Every success (a skip included)
+/// bumps `policy.version`, so the caller can publish unconditionally.
+pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
+    let status = match cmd {
+        Command::CreateCatalog {
+            name,
+            comment,
+            mode,
+        } => create_catalog(policy, name, comment, *mode),
+        Command::DropCatalog {
+            name,
+            if_exists,
+            cascade,
+        } => drop_catalog(policy, name, *if_exists, *cascade),
+        Command::CreateTable {
+            key,
+            target,
+            comment,
+            mode,
+        } => {
+            let rel = Relation {
+                kind: RelationKind::Table,
+                target: target.clone(),
+                comment: comment.clone(),
+            };
+            create_table(policy, key, rel, *mode)
+        }
+        Command::DropTable { key, if_exists } => drop_table(policy, key, *if_exists),
+        Command::CreateRole { name, mode } => create_role(policy, name, *mode),
+        Command::DropRole { name, if_exists } => drop_role(policy, name, *if_exists),
+        Command::GrantCatalog {
+            catalog,
+            role,
+            caps,
+            main,
+        } => grant_catalog(policy, catalog, role, *caps, *main),
+        Command::GrantObject {
+            key,
+            role,
+            caps,
+            word,
+        } => grant_object(policy, key, role, *caps, *word),
+        Command::RevokeCatalog { catalog, role } => revoke_catalog(policy, catalog, role),
+        Command::RevokeObject { key, role, word } => revoke_object(policy, key, role, *word),
+    }?;
+    policy.version += 1;
+    Ok(status)
+}
+
+fn create_catalog(
+    p: &mut Policy,
+    name: &str,
+    comment: &Option<String>,
+    mode: CreateMode,
+) -> Result<String> {
+    let status = format!("CREATE VIRTUAL CATALOG {}", q(name));
+    let exists = p.catalogs.contains_key(name);
+    match (exists, mode) {
+        (true, CreateMode::Create) => Err(AclError::invalid(format!(
+            "virtual catalog \"{name}\" already exists"
+        ))),
+        (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
+        _ => {
+            // OR REPLACE replaces the catalog as a whole, like replacing a schema: the new one is
+            // empty, so grants on the old objects go too. Catalog grants name the catalog, which
+            // still exists, and are kept.
+            if exists {
+                remove_grants(p, |_| false, |k| k.catalog == name);
+            }
+            p.catalogs.insert(
+                name.to_string(),
+                Catalog {
+                    comment: comment.clone(),
+                    ..Catalog::default()
+                },
+            );
+            Ok(if exists { status + REPLACED } else { status })
+        }
+    }
+}
+
+fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> Result<String> {
+    let status = format!("DROP VIRTUAL CATALOG {}", q(name));
+    let Some(cat) = p.catalogs.get(name) else {
+        return missing(if_exists, status, || catalog_missing(name));
+    };
+    let n = cat.objects.len();
+    if n > 0 && !cascade {
+        return Err(AclError::invalid(format!(
+            "virtual catalog \"{name}\" is not empty (use CASCADE)"
+        )));
+    }
+    p.catalogs.remove(name);
+    remove_grants(p, |c| c == name, |k| k.catalog == name);
+    Ok(match n {
+        0 => status,
+        1 => status + " (and 1 object)",
+        n => format!("{status} (and {n} objects)"),
+    })
+}
+
+fn create_table(p: &mut Policy, key: &ObjKey, rel: Relation, mode: CreateMode) -> Result<String> {
+    let status = format!("CREATE VIRTUAL TABLE {}", qkey(key));
+    let cat = p
+        .catalogs
+        .get_mut(&key.catalog)
+        .ok_or_else(|| catalog_missing(&key.catalog))?;
+    let slot = (key.schema.clone(), key.name.clone());
+    let exists = cat.objects.contains_key(&slot);
+    match (exists, mode) {
+        (true, CreateMode::Create) => Err(AclError::invalid(format!(
+            "virtual table \"{key}\" already exists"
+        ))),
+        (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
+        _ => {
+            // Replacing a table's definition keeps the grants on its name, as CREATE OR REPLACE
+            // VIEW does in PostgreSQL: the grant is about the virtual name, not its target.
+            cat.objects.insert(slot, rel);
+            Ok(if exists { status + REPLACED } else { status })
+        }
+    }
+}
+
+fn drop_table(p: &mut Policy, key: &ObjKey, if_exists: bool) -> Result<String> {
+    let status = format!("DROP VIRTUAL TABLE {}", qkey(key));
+    let Some(cat) = p.catalogs.get_mut(&key.catalog) else {
+        return missing(if_exists, status, || catalog_missing(&key.catalog));
+    };
+    if cat
+        .objects
+        .remove(&(key.schema.clone(), key.name.clone()))
+        .is_none()
+    {
+        return missing(if_exists, status, || object_missing(key, ObjectWord::Table));
+    }
+    remove_grants(p, |_| false, |k| k == key);
+    Ok(status)
+}
+
+fn create_role(p: &mut Policy, name: &str, mode: CreateMode) -> Result<String> {
+    let status = format!("CREATE ROLE {}", q(name));
+    let exists = p.roles.contains_key(name);
+    match (exists, mode) {
+        (true, CreateMode::Create) => {
+            Err(AclError::invalid(format!("role \"{name}\" already exists")))
+        }
+        (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
+        _ => {
+            // OR REPLACE states the whole role: the new one starts without grants, as DuckDB's
+            // CREATE OR REPLACE starts a table empty.
+            p.roles.insert(name.to_string(), Role::default());
+            Ok(if exists { status + REPLACED } else { status })
+        }
+    }
+}
+
+fn drop_role(p: &mut Policy, name: &str, if_exists: bool) -> Result<String> {
+    let status = format!("DROP ROLE {}", q(name));
+    if p.roles.remove(name).is_none() {
+        return missing(if_exists, status, || role_missing(name));
+    }
+    Ok(status)
+}
+
+fn grant_catalog(
+    p: &mut Policy,
+    catalog: &str,
+    role: &str,
+    caps: Caps,
+    main: bool,
+) -> Result<String> {
+    let status = format!("GRANT CATALOG {} TO ROLE {}", q(catalog), q(role));
+    if !p.catalogs.contains_key(catalog) {
+        return Err(catalog_missing(catalog));
+    }
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    // The statement states the whole grant, so a second GRANT replaces the first (no merging of
+    // capabilities: granting `reader` after `writer` narrows).
+    let previous = r
+        .catalog_grants
+        .insert(catalog.to_string(), CatalogGrant { caps, main });
+    Ok(if previous.is_some() {
+        status + REPLACED
+    } else {
+        status
+    })
+}
+
+fn grant_object(
+    p: &mut Policy,
+    key: &ObjKey,
+    role: &str,
+    caps: Option<Caps>,
+    word: ObjectWord,
+) -> Result<String> {
+    let status = format!("GRANT {} {} TO ROLE {}", word.sql(), qkey(key), q(role));
+    // The parser already refuses these with the typed word; this covers commands built in code.
+    if let Some(c) = caps.filter(|c| c.data() != *c) {
+        let extra = c
+            .names()
+            .into_iter()
+            .find(|n| Caps::parse_one(n).is_ok_and(|x| !Caps::DATA.contains(x)));
+        let extra = extra.unwrap_or("?");
+        return Err(AclError::invalid(format!(
+            "capability {extra} can only be granted on a catalog"
+        )));
+    }
+    require_relation(p, key, word)?;
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    let previous = r.object_grants.insert(key.clone(), ObjectGrant { caps });
+    Ok(if previous.is_some() {
+        status + REPLACED
+    } else {
+        status
+    })
+}
+
+fn revoke_catalog(p: &mut Policy, catalog: &str, role: &str) -> Result<String> {
+    let status = format!("REVOKE CATALOG {} FROM ROLE {}", q(catalog), q(role));
+    if !p.catalogs.contains_key(catalog) {
+        return Err(catalog_missing(catalog));
+    }
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    // Object grants in the catalog stay: they are separate grants, revoked separately (as
+    // revoking USAGE on a schema leaves table privileges in PostgreSQL).
+    Ok(match r.catalog_grants.remove(catalog) {
+        Some(_) => status,
+        None => status + NOTHING_TO_REVOKE,
+    })
+}
+
+fn revoke_object(p: &mut Policy, key: &ObjKey, role: &str, word: ObjectWord) -> Result<String> {
+    let status = format!("REVOKE {} {} FROM ROLE {}", word.sql(), qkey(key), q(role));
+    require_relation(p, key, word)?;
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    Ok(match r.object_grants.remove(key) {
+        Some(_) => status,
+        None => status + NOTHING_TO_REVOKE,
+    })
+}
+
+/// Every virtual relation answers to TABLE, VIEW and OBJECT alike (only tables exist so far).
+fn require_relation(p: &Policy, key: &ObjKey, word: ObjectWord) -> Result<()> {
+    if !p.catalogs.contains_key(&key.catalog) {
+        return Err(catalog_missing(&key.catalog));
+    }
+    if p.relation(key).is_none() {
+        return Err(object_missing(key, word));
+    }
+    Ok(())
+}
+
+/// Drop catalog grants whose catalog matches and object grants whose key matches, in every role.
+fn remove_grants(p: &mut Policy, catalog: impl Fn(&str) -> bool, object: impl Fn(&ObjKey) -> bool) {
+    for r in p.roles.values_mut() {
+        r.catalog_grants.retain(|c, _| !catalog(c));
+        r.object_grants.retain(|k, _| !object(k));
+    }
+}
+
+/// A DROP of something absent: silent with IF EXISTS, an error otherwise.
+fn missing(if_exists: bool, status: String, err: impl FnOnce() -> AclError) -> Result<String> {
+    if if_exists {
+        Ok(status + SKIPPED_MISSING)
+    } else {
+        Err(err())
+    }
+}
+
+fn catalog_missing(name: &str) -> AclError {
+    AclError::invalid(format!("virtual catalog \"{name}\" does not exist"))
+}
+
+fn role_missing(name: &str) -> AclError {
+    AclError::invalid(format!("role \"{name}\" does not exist"))
+}
+
+fn object_missing(key: &ObjKey, word: ObjectWord) -> AclError {
+    let noun = match word {
+        ObjectWord::Table => "virtual table",
+        ObjectWord::View => "virtual view",
+        ObjectWord::Object => "virtual object",
+    };
+    AclError::invalid(format!("{noun} \"{key}\" does not exist"))
+}
+
+/// A name for a status line, quoted only when it would not read back as the same identifier.
+fn q(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+fn qkey(k: &ObjKey) -> String {
+    if k.schema == crate::policy::DEFAULT_SCHEMA {
+        format!("{}.{}", q(&k.catalog), q(&k.name))
+    } else {
+        format!("{}.{}.{}", q(&k.catalog), q(&k.schema), q(&k.name))
+    }
+}
+
+#[cfg(test)]
+#[path = "apply_tests.rs"]
+mod tests;

@@ -1,0 +1,215 @@
+//! Management statements (surface §2–§3): virtual catalogs and tables, roles, grants.
+//!
+//! `parse` turns one statement into a `Command`; `apply` changes a `Policy` in place. The two are
+//! split so a caller can check a scope against the parsed command before touching any policy, and
+//! so `apply` can run on a clone that is dropped if it fails.
+mod apply;
+mod parse;
+
+use crate::policy::{Caps, ObjKey, PhysName};
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+pub use apply::apply;
+pub use parse::parse;
+
+/// How a CREATE treats a name that already exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateMode {
+    /// Plain CREATE: an existing name is an error.
+    Create,
+    /// CREATE OR REPLACE: an existing object is replaced as a whole.
+    OrReplace,
+    /// CREATE … IF NOT EXISTS: an existing name leaves everything as it is.
+    IfNotExists,
+}
+
+/// The word a GRANT/REVOKE used for an object. Kept for messages; all three resolve any virtual
+/// relation (as PostgreSQL's `GRANT … ON TABLE` also covers views).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectWord {
+    Table,
+    View,
+    Object,
+}
+
+impl ObjectWord {
+    pub fn sql(self) -> &'static str {
+        match self {
+            ObjectWord::Table => "TABLE",
+            ObjectWord::View => "VIEW",
+            ObjectWord::Object => "OBJECT",
+        }
+    }
+}
+
+/// One parsed management statement. Virtual names and role names are already normalised
+/// (`policy::norm`); physical names keep the operator's spelling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    CreateCatalog {
+        name: String,
+        comment: Option<String>,
+        mode: CreateMode,
+    },
+    DropCatalog {
+        name: String,
+        if_exists: bool,
+        cascade: bool,
+    },
+    CreateTable {
+        key: ObjKey,
+        target: PhysName,
+        comment: Option<String>,
+        mode: CreateMode,
+    },
+    DropTable {
+        key: ObjKey,
+        if_exists: bool,
+    },
+    CreateRole {
+        name: String,
+        mode: CreateMode,
+    },
+    DropRole {
+        name: String,
+        if_exists: bool,
+    },
+    /// `caps` is already defaulted (`Caps::DATA` when the statement named none).
+    GrantCatalog {
+        catalog: String,
+        role: String,
+        caps: Caps,
+        main: bool,
+    },
+    /// `caps: None` means the grant named none and inherits its catalog grant's.
+    GrantObject {
+        key: ObjKey,
+        role: String,
+        caps: Option<Caps>,
+        word: ObjectWord,
+    },
+    RevokeCatalog {
+        catalog: String,
+        role: String,
+    },
+    RevokeObject {
+        key: ObjKey,
+        role: String,
+        word: ObjectWord,
+    },
+}
+
+/// Does this statement start like a management statement (CREATE [OR REPLACE] VIRTUAL|ROLE,
+/// DROP VIRTUAL|ROLE, GRANT, REVOKE)? Only routes the text; `parse` does the real checking, so
+/// e.g. `GRANT SCHEMA …` is routed here and then refused as not supported.
+pub fn is_management(sql: &str) -> bool {
+    let dialect = DuckDbDialect {};
+    let tokens = match Tokenizer::new(&dialect, sql).tokenize() {
+        Ok(t) => t,
+        // A broken literal further on must not hide the statement's kind: look at the text
+        // before the error (the parser then reports the error properly).
+        Err(e) => {
+            let end = byte_offset(sql, e.location.line, e.location.column);
+            match Tokenizer::new(&dialect, &sql[..end]).tokenize() {
+                Ok(t) => t,
+                Err(_) => return false,
+            }
+        }
+    };
+    let mut words = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_)));
+    let mut next_kw = || match words.next() {
+        Some(Token::Word(w)) if w.quote_style.is_none() => w.keyword,
+        _ => Keyword::NoKeyword,
+    };
+    match next_kw() {
+        Keyword::GRANT | Keyword::REVOKE => true,
+        Keyword::DROP => matches!(next_kw(), Keyword::VIRTUAL | Keyword::ROLE),
+        Keyword::CREATE => {
+            let mut k = next_kw();
+            if k == Keyword::OR {
+                if next_kw() != Keyword::REPLACE {
+                    return false;
+                }
+                k = next_kw();
+            }
+            matches!(k, Keyword::VIRTUAL | Keyword::ROLE)
+        }
+        _ => false,
+    }
+}
+
+/// Byte offset of a 1-based (line, column-in-chars) location; clamps to the text's end.
+fn byte_offset(sql: &str, line: u64, column: u64) -> usize {
+    let mut cur_line = 1u64;
+    let mut cur_col = 1u64;
+    for (i, ch) in sql.char_indices() {
+        if cur_line >= line && cur_col >= column {
+            return i;
+        }
+        if ch == '\n' {
+            cur_line += 1;
+            cur_col = 1;
+        } else {
+            cur_col += 1;
+        }
+    }
+    sql.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn management_forms_are_recognised() {
+        for s in [
+            "CREATE VIRTUAL CATALOG sales",
+            "create or replace virtual table s.t as a.b.c",
+            "  -- a comment\n /* another */ Create Role r",
+            "CREATE OR REPLACE ROLE r",
+            "DROP VIRTUAL CATALOG sales",
+            "drop role r",
+            "GRANT CATALOG c TO ROLE r",
+            "revoke catalog c from role r",
+            "GRANT SCHEMA c.s TO ROLE r", // routed here, refused by parse
+            "CREATE VIRTUAL VIEW c.v AS SELECT 1",
+        ] {
+            assert!(is_management(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn other_statements_are_not_management() {
+        for s in [
+            "",
+            "   ",
+            "SELECT 1",
+            "CREATE TABLE t (a INT)",
+            "CREATE OR REPLACE TABLE t (a INT)",
+            "CREATE OR VIRTUAL x",
+            "DROP TABLE t",
+            "\"GRANT\" CATALOG c",
+            "-- GRANT CATALOG c TO ROLE r\nSELECT 1",
+            "INSERT INTO grant VALUES (1)",
+        ] {
+            assert!(!is_management(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn broken_tail_still_routes() {
+        assert!(is_management("GRANT CATALOG c TO ROLE 'unterminated"));
+        assert!(is_management("CREATE VIRTUAL CATALOG c COMMENT 'x\n y"));
+        assert!(!is_management("SELECT 'unterminated"));
+    }
+
+    #[test]
+    fn byte_offset_counts_chars_and_lines() {
+        assert_eq!(byte_offset("abc", 1, 1), 0);
+        assert_eq!(byte_offset("abc", 1, 3), 2);
+        assert_eq!(byte_offset("é\nxy", 2, 2), 4);
+        assert_eq!(byte_offset("ab", 9, 9), 2);
+    }
+}

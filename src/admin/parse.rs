@@ -1,0 +1,472 @@
+//! Parser for the management statements, on top of sqlparser's tokenizer and parser helpers
+//! (DuckDB dialect), so quoting, comments and string escapes behave exactly as in DuckDB.
+use super::{Command, CreateMode, ObjectWord};
+use crate::error::{AclError, Result};
+use crate::policy::{norm, Caps, ObjKey, PhysName, DEFAULT_SCHEMA};
+use sqlparser::ast::Ident;
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+
+const PREFIX: &str = "could not parse management statement";
+
+/// Parse exactly one management statement (one trailing `;` is tolerated).
+pub fn parse(sql: &str) -> Result<Command> {
+    let dialect = DuckDbDialect {};
+    let parser = Parser::new(&dialect).try_with_sql(sql).map_err(|e| {
+        // Tokenizer messages are short and name a position, not the input.
+        let mut m = e
+            .to_string()
+            .replace("sql parser error: ", "")
+            .to_lowercase();
+        truncate(&mut m, 120);
+        AclError::syntax(format!("{PREFIX}: {m}"))
+    })?;
+    let mut p = P { p: parser };
+    let cmd = p.statement()?;
+    let _ = p.p.consume_token(&Token::SemiColon);
+    if p.p.peek_token_ref().token != Token::EOF {
+        return p.err("end of statement");
+    }
+    Ok(cmd)
+}
+
+struct P<'a> {
+    p: Parser<'a>,
+}
+
+/// Unquoted words that end a name in our grammar; refusing them as names turns
+/// `GRANT CATALOG TO ROLE r` into "expected a catalog name, found TO" instead of a confusing
+/// error one token later.
+const STOP_WORDS: [Keyword; 6] = [
+    Keyword::TO,
+    Keyword::FROM,
+    Keyword::AS,
+    Keyword::WITH,
+    Keyword::COMMENT,
+    Keyword::CASCADE,
+];
+
+impl<'a> P<'a> {
+    fn err<T>(&self, expected: &str) -> Result<T> {
+        let found = describe(&self.p.peek_token_ref().token);
+        Err(AclError::syntax(format!(
+            "{PREFIX}: expected {expected}, found {found}"
+        )))
+    }
+
+    fn unsupported<T>(&self, what: &str) -> Result<T> {
+        Err(AclError::syntax(format!("{what} is not supported yet")))
+    }
+
+    fn kw(&mut self, k: Keyword) -> bool {
+        self.p.parse_keyword(k)
+    }
+
+    fn expect_kw(&mut self, k: Keyword, what: &str) -> Result<()> {
+        if self.p.expect_keyword(k).is_err() {
+            return self.err(what);
+        }
+        Ok(())
+    }
+
+    /// For words sqlparser has no `Keyword` for: an unquoted word, case-insensitive.
+    fn peek_word(&self, word: &str) -> bool {
+        matches!(&self.p.peek_token_ref().token,
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+    }
+
+    /// Refuse a clause of the wider surface (RLS, COLUMNS, …) that this version lacks, rather
+    /// than calling it trailing garbage.
+    fn refuse_clauses(&self, words: &[&str], ctx: &str) -> Result<()> {
+        match words.iter().find(|w| self.peek_word(w)) {
+            Some(w) => self.unsupported(&format!("{} in {ctx}", w.to_uppercase())),
+            None => Ok(()),
+        }
+    }
+
+    fn statement(&mut self) -> Result<Command> {
+        if self.kw(Keyword::CREATE) {
+            self.create()
+        } else if self.kw(Keyword::DROP) {
+            self.drop()
+        } else if self.kw(Keyword::GRANT) {
+            self.grant()
+        } else if self.kw(Keyword::REVOKE) {
+            self.revoke()
+        } else {
+            self.err("CREATE, DROP, GRANT or REVOKE")
+        }
+    }
+
+    fn create(&mut self) -> Result<Command> {
+        let or_replace = self.p.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
+        if self.kw(Keyword::VIRTUAL) {
+            if self.kw(Keyword::CATALOG) {
+                let mode = self.create_mode(or_replace)?;
+                let name = self.one_part("a catalog name")?;
+                let comment = self.comment()?;
+                return Ok(Command::CreateCatalog {
+                    name,
+                    comment,
+                    mode,
+                });
+            }
+            if self.kw(Keyword::TABLE) {
+                if self.p.peek_keyword(Keyword::FUNCTION) {
+                    return self.unsupported("CREATE VIRTUAL TABLE FUNCTION");
+                }
+                let mode = self.create_mode(or_replace)?;
+                let key = self.virtual_name()?;
+                self.expect_kw(Keyword::AS, "AS")?;
+                let target = self.phys_name()?;
+                self.refuse_clauses(&["columns", "rls"], "CREATE VIRTUAL TABLE")?;
+                let comment = self.comment()?;
+                self.refuse_clauses(&["columns", "rls"], "CREATE VIRTUAL TABLE")?;
+                return Ok(Command::CreateTable {
+                    key,
+                    target,
+                    comment,
+                    mode,
+                });
+            }
+            return self.refuse_kinds("CREATE VIRTUAL", "CATALOG or TABLE");
+        }
+        if self.kw(Keyword::ROLE) {
+            let mode = self.create_mode(or_replace)?;
+            let name = self.one_part("a role name")?;
+            self.refuse_clauses(&["claims"], "CREATE ROLE")?;
+            return Ok(Command::CreateRole { name, mode });
+        }
+        self.err("VIRTUAL or ROLE")
+    }
+
+    fn drop(&mut self) -> Result<Command> {
+        if self.kw(Keyword::VIRTUAL) {
+            if self.kw(Keyword::CATALOG) {
+                let if_exists = self.if_exists();
+                let name = self.one_part("a catalog name")?;
+                let cascade = self.kw(Keyword::CASCADE);
+                return Ok(Command::DropCatalog {
+                    name,
+                    if_exists,
+                    cascade,
+                });
+            }
+            if self.kw(Keyword::TABLE) {
+                if self.p.peek_keyword(Keyword::FUNCTION) {
+                    return self.unsupported("DROP VIRTUAL TABLE FUNCTION");
+                }
+                let if_exists = self.if_exists();
+                let key = self.virtual_name()?;
+                return Ok(Command::DropTable { key, if_exists });
+            }
+            return self.refuse_kinds("DROP VIRTUAL", "CATALOG or TABLE");
+        }
+        if self.kw(Keyword::ROLE) {
+            let if_exists = self.if_exists();
+            let name = self.one_part("a role name")?;
+            return Ok(Command::DropRole { name, if_exists });
+        }
+        self.err("VIRTUAL or ROLE")
+    }
+
+    /// The virtual object kinds of the surface that are not implemented yet.
+    fn refuse_kinds<T>(&mut self, ctx: &str, expected: &str) -> Result<T> {
+        for (k, w) in [
+            (Keyword::VIEW, "VIEW"),
+            (Keyword::SCHEMA, "SCHEMA"),
+            (Keyword::SCALAR, "SCALAR"),
+            (Keyword::FUNCTION, "FUNCTION"),
+        ] {
+            if self.p.peek_keyword(k) {
+                return self.unsupported(&format!("{ctx} {w}"));
+            }
+        }
+        self.err(expected)
+    }
+
+    fn grant(&mut self) -> Result<Command> {
+        if self.kw(Keyword::CATALOG) {
+            let catalog = self.one_part("a catalog name")?;
+            let role = self.role_after(Keyword::TO, "TO")?;
+            let (mut caps, mut main) = (None, false);
+            loop {
+                if self.kw(Keyword::WITH) {
+                    if caps.is_some() {
+                        return Err(AclError::syntax(format!("{PREFIX}: WITH given twice")));
+                    }
+                    caps = Some(
+                        self.caps_list()?
+                            .into_iter()
+                            .fold(Caps::NONE, |a, (_, c)| a.union(c)),
+                    );
+                } else if self.kw(Keyword::MAIN) {
+                    if main {
+                        return Err(AclError::syntax(format!("{PREFIX}: MAIN given twice")));
+                    }
+                    main = true;
+                } else {
+                    self.refuse_clauses(&["rls", "columns", "expires"], "GRANT CATALOG")?;
+                    break;
+                }
+            }
+            // A grant that names no capability holds the five data capabilities (§3).
+            let caps = caps.unwrap_or(Caps::DATA);
+            return Ok(Command::GrantCatalog {
+                catalog,
+                role,
+                caps,
+                main,
+            });
+        }
+        if let Some(word) = self.object_word() {
+            let key = self.virtual_name()?;
+            let role = self.role_after(Keyword::TO, "TO")?;
+            let mut caps = None;
+            loop {
+                if self.kw(Keyword::WITH) {
+                    if caps.is_some() {
+                        return Err(AclError::syntax(format!("{PREFIX}: WITH given twice")));
+                    }
+                    let list = self.caps_list()?;
+                    // Explicit-only capabilities live on catalog grants; an object grant refines
+                    // data access only. Checked here, where the word the operator typed is known.
+                    if let Some((w, _)) = list.iter().find(|(_, c)| c.data() != *c) {
+                        return Err(AclError::invalid(format!(
+                            "capability {w} can only be granted on a catalog"
+                        )));
+                    }
+                    caps = Some(list.into_iter().fold(Caps::NONE, |a, (_, c)| a.union(c)));
+                } else if self.p.peek_keyword(Keyword::MAIN) {
+                    return Err(AclError::syntax(format!(
+                        "{PREFIX}: MAIN applies only to GRANT CATALOG"
+                    )));
+                } else {
+                    self.refuse_clauses(
+                        &["rls", "columns", "expires"],
+                        &format!("GRANT {}", word.sql()),
+                    )?;
+                    break;
+                }
+            }
+            return Ok(Command::GrantObject {
+                key,
+                role,
+                caps,
+                word,
+            });
+        }
+        self.refuse_targets("GRANT")
+    }
+
+    fn revoke(&mut self) -> Result<Command> {
+        if self.kw(Keyword::CATALOG) {
+            let catalog = self.one_part("a catalog name")?;
+            let role = self.role_after(Keyword::FROM, "FROM")?;
+            return Ok(Command::RevokeCatalog { catalog, role });
+        }
+        if let Some(word) = self.object_word() {
+            let key = self.virtual_name()?;
+            let role = self.role_after(Keyword::FROM, "FROM")?;
+            return Ok(Command::RevokeObject { key, role, word });
+        }
+        self.refuse_targets("REVOKE")
+    }
+
+    fn object_word(&mut self) -> Option<ObjectWord> {
+        match self
+            .p
+            .parse_one_of_keywords(&[Keyword::TABLE, Keyword::VIEW, Keyword::OBJECT])
+        {
+            Some(Keyword::TABLE) => Some(ObjectWord::Table),
+            Some(Keyword::VIEW) => Some(ObjectWord::View),
+            Some(Keyword::OBJECT) => Some(ObjectWord::Object),
+            _ => None,
+        }
+    }
+
+    /// GRANT/REVOKE targets of the surface that are not implemented yet.
+    fn refuse_targets<T>(&mut self, verb: &str) -> Result<T> {
+        for (k, w) in [
+            (Keyword::SCHEMA, "SCHEMA"),
+            (Keyword::ADMIN, "ADMIN"),
+            (Keyword::FUNCTION, "FUNCTION"),
+            (Keyword::RESOURCE, "RESOURCE GROUP"),
+        ] {
+            if self.p.peek_keyword(k) {
+                return self.unsupported(&format!("{verb} {w}"));
+            }
+        }
+        self.err("CATALOG, TABLE, VIEW or OBJECT")
+    }
+
+    /// `TO ROLE r` / `FROM ROLE r`.
+    fn role_after(&mut self, k: Keyword, what: &str) -> Result<String> {
+        self.expect_kw(k, what)?;
+        self.expect_kw(Keyword::ROLE, "ROLE")?;
+        self.one_part("a role name")
+    }
+
+    /// `(cap, …)` after WITH: each word with what it expands to.
+    fn caps_list(&mut self) -> Result<Vec<(String, Caps)>> {
+        if !self.p.consume_token(&Token::LParen) {
+            return self.err("'(' after WITH");
+        }
+        // A plain loop, not parse_comma_separated: with DuckDB's trailing-comma support that
+        // helper ends the list before a reserved word, so `(select, explain)` would stop early.
+        let mut words = Vec::new();
+        loop {
+            match &self.p.peek_token_ref().token {
+                Token::Word(w) => words.push(w.value.clone()),
+                _ => return self.err("a capability"),
+            }
+            self.p.next_token();
+            if !self.p.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        if !self.p.consume_token(&Token::RParen) {
+            return self.err("',' or ')'");
+        }
+        words
+            .into_iter()
+            .map(|w| Caps::parse_one(&w).map(|c| (w.to_lowercase(), c)))
+            .collect()
+    }
+
+    fn create_mode(&mut self, or_replace: bool) -> Result<CreateMode> {
+        let if_not_exists = self
+            .p
+            .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+        match (or_replace, if_not_exists) {
+            (true, true) => Err(AclError::syntax(format!(
+                "{PREFIX}: OR REPLACE and IF NOT EXISTS cannot be combined"
+            ))),
+            (true, false) => Ok(CreateMode::OrReplace),
+            (false, true) => Ok(CreateMode::IfNotExists),
+            (false, false) => Ok(CreateMode::Create),
+        }
+    }
+
+    fn if_exists(&mut self) -> bool {
+        self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS])
+    }
+
+    /// `[COMMENT '…']`
+    fn comment(&mut self) -> Result<Option<String>> {
+        if !self.kw(Keyword::COMMENT) {
+            return Ok(None);
+        }
+        // Only string literals: parse_literal_string would also take a bare word.
+        let text = match &self.p.peek_token_ref().token {
+            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => s.clone(),
+            Token::DollarQuotedString(d) => d.value.clone(),
+            _ => return self.err("a string after COMMENT"),
+        };
+        self.p.next_token();
+        Ok(Some(text))
+    }
+
+    /// A dotted name of quoted or unquoted identifiers, spelled as written.
+    fn name(&mut self, what: &str) -> Result<Vec<Ident>> {
+        let mut parts = Vec::new();
+        loop {
+            let ok = match &self.p.peek_token_ref().token {
+                Token::Word(w) => w.quote_style.is_some() || !STOP_WORDS.contains(&w.keyword),
+                _ => false,
+            };
+            if !ok {
+                return self.err(what);
+            }
+            let id = self
+                .p
+                .parse_identifier()
+                .map_err(|_| AclError::internal("identifier"))?;
+            if id.value.is_empty() {
+                return Err(AclError::syntax(format!(
+                    "{PREFIX}: a name must not be empty"
+                )));
+            }
+            parts.push(id);
+            if !self.p.consume_token(&Token::Period) {
+                return Ok(parts);
+            }
+        }
+    }
+
+    fn one_part(&mut self, what: &str) -> Result<String> {
+        let parts = self.name(what)?;
+        if parts.len() != 1 {
+            return Err(AclError::syntax(format!(
+                "{PREFIX}: {what} has a single part (quote it to use a dot)"
+            )));
+        }
+        Ok(norm(&parts[0].value))
+    }
+
+    /// `c.t` (schema `main`) or `c.s.t`, normalised.
+    fn virtual_name(&mut self) -> Result<ObjKey> {
+        let parts = self.name("a virtual table name")?;
+        let v: Vec<String> = parts.iter().map(|i| norm(&i.value)).collect();
+        match v.as_slice() {
+            [c, t] => Ok(ObjKey {
+                catalog: c.clone(),
+                schema: DEFAULT_SCHEMA.into(),
+                name: t.clone(),
+            }),
+            [c, s, t] => Ok(ObjKey {
+                catalog: c.clone(),
+                schema: s.clone(),
+                name: t.clone(),
+            }),
+            _ => Err(AclError::invalid(
+                "a virtual table name must be catalog.table or catalog.schema.table",
+            )),
+        }
+    }
+
+    /// `db.schema.table`, spelling kept: DuckDB resolves it, and it is quoted when emitted.
+    fn phys_name(&mut self) -> Result<PhysName> {
+        let mut parts = self.name("a physical name")?;
+        if parts.len() != 3 {
+            return Err(AclError::invalid(
+                "the physical name must be db.schema.table",
+            ));
+        }
+        let name = parts.pop().map(|i| i.value).unwrap_or_default();
+        let schema = parts.pop().map(|i| i.value).unwrap_or_default();
+        let db = parts.pop().map(|i| i.value).unwrap_or_default();
+        Ok(PhysName { db, schema, name })
+    }
+}
+
+/// A token for an error message, briefly: messages must not echo long input.
+fn describe(t: &Token) -> String {
+    let mut s = match t {
+        Token::EOF => return "end of statement".into(),
+        Token::Word(w) if w.quote_style.is_some() => format!("\"{}\"", w.value),
+        Token::Word(w) => w.value.clone(),
+        Token::Number(..) => return "a number".into(),
+        Token::SingleQuotedString(_)
+        | Token::DoubleQuotedString(_)
+        | Token::EscapedStringLiteral(_)
+        | Token::DollarQuotedString(_)
+        | Token::NationalStringLiteral(_)
+        | Token::HexStringLiteral(_) => return "a string".into(),
+        other => format!("'{other}'"),
+    };
+    truncate(&mut s, 40);
+    s
+}
+
+fn truncate(s: &mut String, max: usize) {
+    if s.chars().count() > max {
+        *s = s.chars().take(max).collect::<String>() + "…";
+    }
+}
+
+#[cfg(test)]
+#[path = "parse_tests.rs"]
+mod tests;

@@ -1,0 +1,179 @@
+//! Turns a principal and a policy snapshot into what that principal may name and do.
+//!
+//! `View` answers two questions for the rewriter: which virtual object does a name denote
+//! (`resolve`), and which capabilities does the principal hold on it. Across several roles of
+//! one principal, access is the union.
+use crate::error::{AclError, Result};
+use crate::policy::{Caps, ObjKey, Policy, Relation, Role, DEFAULT_SCHEMA};
+
+/// Who a statement runs as, after the prefix was verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    /// Lower-case role names.
+    pub roles: Vec<String>,
+    /// How refusals name the principal, e.g. `role "analyst"`.
+    pub label: String,
+}
+
+impl Principal {
+    pub fn role(name: &str) -> Principal {
+        Principal { roles: vec![crate::policy::norm(name)], label: format!("role \"{name}\"") }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum MainCatalog {
+    None,
+    One(String),
+    Ambiguous,
+}
+
+/// A name the principal used, resolved to a virtual object and the caps it holds there.
+#[derive(Debug)]
+pub struct Resolved<'p> {
+    pub key: ObjKey,
+    pub relation: &'p Relation,
+    pub caps: Caps,
+}
+
+pub struct View<'p> {
+    pub policy: &'p Policy,
+    roles: Vec<&'p Role>,
+    main: MainCatalog,
+    pub label: &'p str,
+}
+
+impl<'p> View<'p> {
+    pub fn new(policy: &'p Policy, principal: &'p Principal) -> Result<View<'p>> {
+        let mut roles = Vec::with_capacity(principal.roles.len());
+        for r in &principal.roles {
+            let role = policy
+                .roles
+                .get(r)
+                .ok_or_else(|| AclError::refused(format!("role \"{r}\" does not exist")))?;
+            roles.push(role);
+        }
+        let mut main = MainCatalog::None;
+        for (cat, _) in roles.iter().flat_map(|r| r.catalog_grants.iter()).filter(|(_, g)| g.main) {
+            main = match main {
+                MainCatalog::None => MainCatalog::One(cat.clone()),
+                MainCatalog::One(c) if &c == cat => MainCatalog::One(c),
+                _ => MainCatalog::Ambiguous,
+            };
+        }
+        Ok(View { policy, roles, main, label: &principal.label })
+    }
+
+    /// Is `catalog` granted to the principal at all (by a catalog or an object grant)?
+    pub fn sees_catalog(&self, catalog: &str) -> bool {
+        self.roles.iter().any(|r| {
+            r.catalog_grants.contains_key(catalog) || r.object_grants.keys().any(|k| k.catalog == catalog)
+        })
+    }
+
+    /// The capabilities the principal holds on `key`: per role, a catalog grant refined (never
+    /// widened) by an object grant; then the union over roles. `None`: nothing grants it.
+    pub fn caps(&self, key: &ObjKey) -> Option<Caps> {
+        let mut out: Option<Caps> = None;
+        for role in &self.roles {
+            let cat = role.catalog_grants.get(&key.catalog);
+            let obj = role.object_grants.get(key);
+            let caps = match (cat, obj) {
+                (Some(c), Some(o)) => c.caps.data().intersect(o.caps.unwrap_or(c.caps)),
+                (Some(c), None) => c.caps.data(),
+                (None, Some(o)) => o.caps.unwrap_or(Caps::DATA),
+                (None, None) => continue,
+            };
+            out = Some(out.unwrap_or(Caps::NONE).union(caps));
+        }
+        out
+    }
+
+    /// Resolves a table name as the principal wrote it (parts already lower-cased).
+    /// Unqualified names go to the MAIN catalog; `a.b` is `catalog.table` or, in the MAIN
+    /// catalog, `schema.table` — both at once is ambiguous and refused.
+    pub fn resolve(&self, parts: &[String]) -> Result<Resolved<'p>> {
+        let candidates: Vec<ObjKey> = match parts {
+            [t] => vec![ObjKey { catalog: self.main_catalog(t)?, schema: DEFAULT_SCHEMA.into(), name: t.clone() }],
+            [a, b] => {
+                let mut c = Vec::new();
+                if self.sees_catalog(a) {
+                    c.push(ObjKey { catalog: a.clone(), schema: DEFAULT_SCHEMA.into(), name: b.clone() });
+                }
+                if let MainCatalog::One(m) = &self.main {
+                    c.push(ObjKey { catalog: m.clone(), schema: a.clone(), name: b.clone() });
+                }
+                c
+            }
+            [c, s, t] => vec![ObjKey { catalog: c.clone(), schema: s.clone(), name: t.clone() }],
+            _ => return Err(not_found(parts, self)),
+        };
+        let mut found: Vec<Resolved<'p>> = candidates
+            .into_iter()
+            .filter_map(|key| {
+                let relation = self.policy.relation(&key)?;
+                let caps = self.caps(&key)?;
+                Some(Resolved { key, relation, caps })
+            })
+            .collect();
+        match found.len() {
+            1 => Ok(found.pop().expect("one")),
+            0 => Err(not_found(parts, self)),
+            _ => Err(AclError::refused(format!(
+                "table name \"{}\" is ambiguous: qualify it as catalog.schema.table",
+                parts.join(".")
+            ))),
+        }
+    }
+
+    fn main_catalog(&self, name: &str) -> Result<String> {
+        match &self.main {
+            MainCatalog::One(c) => Ok(c.clone()),
+            MainCatalog::None => Err(AclError::refused(format!(
+                "unqualified table \"{name}\": {} has no MAIN catalog, qualify it as catalog.table",
+                self.label
+            ))),
+            MainCatalog::Ambiguous => Err(AclError::refused(format!(
+                "unqualified table \"{name}\": {} has several MAIN catalogs, qualify every name",
+                self.label
+            ))),
+        }
+    }
+
+    /// The catalogs the principal may name, for messages.
+    pub fn visible_catalogs(&self) -> Vec<&'p str> {
+        let mut v: Vec<&str> = self
+            .roles
+            .iter()
+            .flat_map(|r| {
+                r.catalog_grants.keys().map(String::as_str).chain(r.object_grants.keys().map(|k| k.catalog.as_str()))
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Refuses unless `caps` holds `needed` on `key`.
+    pub fn require(&self, r: &Resolved<'_>, needed: Caps) -> Result<()> {
+        if r.caps.contains(needed) {
+            Ok(())
+        } else {
+            Err(AclError::refused(format!("{} lacks {} on {}", self.label, needed, r.key)))
+        }
+    }
+}
+
+/// The one refusal for a name that is unknown, physical or not granted: it never says which,
+/// and it repeats the name only when the name starts in a catalog the principal can see.
+fn not_found(parts: &[String], view: &View<'_>) -> AclError {
+    if parts.len() == 1 || view.sees_catalog(&parts[0]) {
+        AclError::refused(format!("table \"{}\" does not exist or is not granted", parts.join(".")))
+    } else {
+        let cats = view.visible_catalogs();
+        AclError::refused(format!(
+            "a table reference names a catalog that does not exist or is not granted (granted catalogs: {})",
+            if cats.is_empty() { "none".to_string() } else { cats.join(", ") }
+        ))
+    }
+}

@@ -1,0 +1,148 @@
+//! The entry points the C++ shim calls. Each one catches panics: nothing unwinds into C++,
+//! and a panic on any input is reported as a refusal, never a crash.
+mod functions;
+
+use crate::error::AclError;
+use crate::prefix::{self, Token, TokenKind};
+use crate::rewrite;
+use crate::state::State;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+#[repr(C)]
+pub struct AclToken {
+    start: u64,
+    kind: u8,
+}
+
+#[repr(C)]
+pub struct AclOut {
+    text: *mut u8,
+    len: usize,
+    n_statements: u64,
+}
+
+/// Status codes shared with cpp/shim.cpp.
+const NOT_OURS: i32 = 0;
+const REWRITTEN: i32 = 1;
+const REFUSED: i32 = 2;
+const SYNTAX: i32 = 3;
+const INVALID: i32 = 4;
+
+#[no_mangle]
+pub extern "C" fn acl_rs_state_new() -> *mut c_void {
+    catch_unwind(|| Arc::into_raw(Arc::new(State::new())) as *mut c_void).unwrap_or(std::ptr::null_mut())
+}
+
+/// # Safety
+/// `state` is null or came from `acl_rs_state_new` and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_state_free(state: *mut c_void) {
+    if !state.is_null() {
+        let _ = catch_unwind(|| drop(unsafe { Arc::from_raw(state as *const State) }));
+    }
+}
+
+/// # Safety
+/// `query` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_is_ours(query: *const u8, len: usize) -> bool {
+    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+    // On a panic say "ours": the full path then refuses instead of letting DuckDB run the text.
+    catch_unwind(|| prefix::maybe_ours(bytes)).unwrap_or(true)
+}
+
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `query`/`tokens` point to `len`/`n_tokens` items;
+/// `out` is writable and later released with `acl_rs_out_free`.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_rewrite(
+    state: *const c_void,
+    query: *const u8,
+    len: usize,
+    tokens: *const AclToken,
+    n_tokens: usize,
+    out: *mut AclOut,
+) -> i32 {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let state = unsafe { &*(state as *const State) };
+        let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+        let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
+        let query = std::str::from_utf8(bytes).map_err(|_| AclError::syntax("the statement is not valid UTF-8"))?;
+        let tokens: Vec<Token> =
+            raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
+        let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
+        rewrite::batch(&state.policy(), &batch).map(Some)
+    }));
+    let out = unsafe { &mut *out };
+    match result {
+        Ok(Ok(None)) => NOT_OURS,
+        Ok(Ok(Some(o))) => {
+            set_text(out, o.sql);
+            out.n_statements = o.statements as u64;
+            REWRITTEN
+        }
+        Ok(Err(e)) => {
+            let code = match &e {
+                AclError::Refused(_) => REFUSED,
+                AclError::Syntax(_) => SYNTAX,
+                AclError::Invalid(_) | AclError::Internal(_) => INVALID,
+            };
+            set_text(out, e.to_string());
+            code
+        }
+        Err(_) => {
+            set_text(out, AclError::internal("the rewrite failed; the statement was refused").to_string());
+            INVALID
+        }
+    }
+}
+
+fn set_text(out: &mut AclOut, s: String) {
+    let b = s.into_bytes().into_boxed_slice();
+    out.len = b.len();
+    out.text = Box::into_raw(b) as *mut u8;
+}
+
+/// # Safety
+/// `out` was filled by `acl_rs_rewrite` (or zeroed) and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
+    let out = unsafe { &mut *out };
+    if !out.text.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(out.text, out.len)));
+        }));
+        out.text = std::ptr::null_mut();
+        out.len = 0;
+    }
+}
+
+/// Registers the extension's SQL functions through the C extension API.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `info`/`access` are the shim's access callbacks.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_register(
+    state: *const c_void,
+    info: libduckdb_sys::duckdb_extension_info,
+    access: *const libduckdb_sys::duckdb_extension_access,
+) -> bool {
+    let result = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let state = Arc::from_raw(state as *const State);
+        let shared = Arc::clone(&state);
+        std::mem::forget(state); // the shim still owns the original reference
+        functions::register(shared, info, access)
+    }));
+    let error = match result {
+        Ok(Ok(())) => return true,
+        Ok(Err(e)) => e,
+        Err(_) => "panic while registering functions".to_string(),
+    };
+    if let Some(set_error) = unsafe { (*access).set_error } {
+        let msg = std::ffi::CString::new(error.replace('\0', " ")).unwrap_or_default();
+        unsafe { set_error(info, msg.as_ptr()) };
+    }
+    false
+}

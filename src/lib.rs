@@ -1,0 +1,13 @@
+//! duckdb-acl: role- and token-scoped access control in front of DuckDB 2.0.
+//!
+//! `lib.rs` only wires modules together; the C++ shim calls the `ffi` entry points.
+pub mod admin;
+pub mod authz;
+pub mod error;
+pub mod policy;
+pub mod prefix;
+pub mod rewrite;
+pub mod state;
+
+#[cfg(feature = "extension")]
+mod ffi;

@@ -1,0 +1,264 @@
+//! The `ACL …` prefix and the `;` batch it covers.
+//!
+//! Statement boundaries come from DuckDB's own tokenizer (handed over by the shim), so quotes,
+//! `$$` strings, `E''` escapes and comments split exactly as DuckDB splits them.
+use crate::error::{AclError, Result};
+
+/// DuckDB's `SimplifiedTokenType`, in its declaration order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TokenKind {
+    Identifier = 0,
+    Numeric = 1,
+    String = 2,
+    Operator = 3,
+    Keyword = 4,
+    Comment = 5,
+    Error = 6,
+}
+
+impl TokenKind {
+    pub fn from_u8(v: u8) -> TokenKind {
+        match v {
+            0 => TokenKind::Identifier,
+            1 => TokenKind::Numeric,
+            2 => TokenKind::String,
+            3 => TokenKind::Operator,
+            4 => TokenKind::Keyword,
+            5 => TokenKind::Comment,
+            _ => TokenKind::Error,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub start: usize,
+    pub kind: TokenKind,
+}
+
+/// Who a batch runs as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prefix {
+    /// `ACL ROLE "<role>"`: the gateway resolved the role.
+    Role(String),
+    /// `ACL TOKEN '<jwt>'`.
+    Token(String),
+    /// `ACL SESSION '<handle>'`.
+    Session(String),
+    /// `ACL ADMIN`: the gateway's own management statements.
+    Admin,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct Batch<'q> {
+    pub prefix: Prefix,
+    /// Each statement's text, without its `;`; empty statements are dropped.
+    pub statements: Vec<&'q str>,
+}
+
+/// The cheap test run on every query DuckDB parses: could this text start with `ACL`?
+/// Leading comments send it to the exact, token-based check.
+pub fn maybe_ours(query: &[u8]) -> bool {
+    let rest = match query.iter().position(|b| !b.is_ascii_whitespace()) {
+        Some(i) => &query[i..],
+        None => return false,
+    };
+    if rest.starts_with(b"--") || rest.starts_with(b"/*") {
+        return true;
+    }
+    rest.len() >= 3
+        && rest[..3].eq_ignore_ascii_case(b"acl")
+        && rest.get(3).is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80))
+}
+
+/// Splits `query` into the prefix and its statements, or `None` when the text is not ours
+/// (its first real token is not `ACL`), in which case DuckDB parses it unchanged.
+pub fn split<'q>(query: &'q str, tokens: &[Token]) -> Result<Option<Batch<'q>>> {
+    let text = |i: usize| token_text(query, tokens, i);
+    let mut words = tokens.iter().enumerate().filter(|(_, t)| t.kind != TokenKind::Comment);
+    let Some((first_idx, first)) = words.next() else { return Ok(None) };
+    if !text(first_idx).eq_ignore_ascii_case("acl") || first.kind == TokenKind::String {
+        return Ok(None);
+    }
+    let (kind_idx, _) = words.next().ok_or_else(missing_kind)?;
+    let kind = text(kind_idx).to_ascii_uppercase();
+    let (prefix, body_from) = match kind.as_str() {
+        "ADMIN" => (Prefix::Admin, kind_idx + 1),
+        "ROLE" | "TOKEN" | "SESSION" => {
+            let (arg_idx, arg_tok) = words.next().ok_or_else(|| missing_arg(&kind))?;
+            let arg = text(arg_idx);
+            let value = match (kind.as_str(), arg_tok.kind) {
+                ("ROLE", TokenKind::Identifier | TokenKind::Keyword) => unquote_ident(arg),
+                ("TOKEN" | "SESSION", TokenKind::String) => unquote_string(arg)?,
+                _ => return Err(missing_arg(&kind)),
+            };
+            let prefix = match kind.as_str() {
+                "ROLE" => Prefix::Role(value),
+                "TOKEN" => Prefix::Token(value),
+                _ => Prefix::Session(value),
+            };
+            (prefix, arg_idx + 1)
+        }
+        _ => return Err(missing_kind()),
+    };
+    let statements = split_statements(query, tokens, body_from);
+    if statements.is_empty() {
+        return Err(AclError::syntax("nothing to run after the ACL prefix"));
+    }
+    Ok(Some(Batch { prefix, statements }))
+}
+
+fn missing_kind() -> AclError {
+    AclError::syntax("expected ROLE \"<role>\", TOKEN '<jwt>', SESSION '<handle>' or ADMIN after ACL")
+}
+
+fn missing_arg(kind: &str) -> AclError {
+    match kind {
+        "ROLE" => AclError::syntax("expected a role name after ACL ROLE"),
+        "TOKEN" => AclError::syntax("expected a quoted token after ACL TOKEN"),
+        _ => AclError::syntax("expected a quoted handle after ACL SESSION"),
+    }
+}
+
+fn token_end(query: &str, tokens: &[Token], i: usize) -> usize {
+    tokens.get(i + 1).map_or(query.len(), |t| t.start).min(query.len())
+}
+
+fn token_text<'q>(query: &'q str, tokens: &[Token], i: usize) -> &'q str {
+    let start = tokens[i].start.min(query.len());
+    query.get(start..token_end(query, tokens, i)).unwrap_or("").trim_end()
+}
+
+/// The statements from token `from` on, cut at every `;` operator token.
+fn split_statements<'q>(query: &'q str, tokens: &[Token], from: usize) -> Vec<&'q str> {
+    let mut out = Vec::new();
+    let Some(first) = tokens.get(from) else { return out };
+    let mut seg_start = first.start;
+    let mut has_code = false;
+    for (i, t) in tokens.iter().enumerate().skip(from) {
+        let is_semicolon = t.kind == TokenKind::Operator && query.as_bytes().get(t.start) == Some(&b';');
+        if is_semicolon {
+            if has_code {
+                out.push(query[seg_start..t.start].trim());
+            }
+            seg_start = token_end(query, tokens, i).min(t.start + 1);
+            has_code = false;
+        } else if t.kind != TokenKind::Comment {
+            has_code = true;
+        }
+    }
+    if has_code {
+        out.push(query[seg_start.min(query.len())..].trim());
+    }
+    out
+}
+
+/// `"a""b"` → `a"b`; a bare identifier is taken as written.
+fn unquote_ident(s: &str) -> String {
+    match s.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(inner) => inner.replace("\"\"", "\""),
+        None => s.to_string(),
+    }
+}
+
+fn unquote_string(s: &str) -> Result<String> {
+    s.strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .map(|inner| inner.replace("''", "'"))
+        .ok_or_else(|| AclError::syntax("expected a plain single-quoted string"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for DuckDB's tokenizer, good enough for the unit tests (the SQL tests use the
+    /// real one): splits on whitespace, `;` and quotes.
+    fn toks(q: &str) -> Vec<Token> {
+        let b = q.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            let kind = if c == b';' {
+                i += 1;
+                TokenKind::Operator
+            } else if c == b'\'' || c == b'"' {
+                i += 1;
+                while i < b.len() {
+                    if b[i] == c && b.get(i + 1) == Some(&c) {
+                        i += 2;
+                    } else if b[i] == c {
+                        i += 1;
+                        break;
+                    } else {
+                        i += 1;
+                    }
+                }
+                if c == b'\'' { TokenKind::String } else { TokenKind::Identifier }
+            } else if q[i..].starts_with("--") {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                TokenKind::Comment
+            } else {
+                while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b';' {
+                    i += 1;
+                }
+                TokenKind::Identifier
+            };
+            out.push(Token { start, kind });
+        }
+        out
+    }
+
+    fn split_str(q: &str) -> Result<Option<Batch<'_>>> {
+        split(q, &toks(q))
+    }
+
+    #[test]
+    fn fast_check() {
+        assert!(maybe_ours(b"  acl ROLE"));
+        assert!(maybe_ours(b"ACL"));
+        assert!(maybe_ours(b"-- c\nACL"));
+        assert!(!maybe_ours(b"aclx"));
+        assert!(!maybe_ours(b"SELECT 1"));
+        assert!(!maybe_ours(b""));
+    }
+
+    #[test]
+    fn role_prefix_and_batch() {
+        let b = split_str("ACL ROLE \"ana\"\"lyst\" SELECT 1; SELECT ';' ;; SELECT 2").unwrap().unwrap();
+        assert_eq!(b.prefix, Prefix::Role("ana\"lyst".into()));
+        assert_eq!(b.statements, vec!["SELECT 1", "SELECT ';'", "SELECT 2"]);
+    }
+
+    #[test]
+    fn admin_and_comments() {
+        let b = split_str("-- hi\nacl admin CREATE ROLE r; -- only a comment\n").unwrap().unwrap();
+        assert_eq!(b.prefix, Prefix::Admin);
+        assert_eq!(b.statements, vec!["CREATE ROLE r"]);
+    }
+
+    #[test]
+    fn not_ours() {
+        assert_eq!(split_str("SELECT 1").unwrap(), None);
+        assert_eq!(split_str("'acl' ROLE").unwrap(), None);
+    }
+
+    #[test]
+    fn malformed_prefixes_are_refused() {
+        assert!(split_str("ACL").is_err());
+        assert!(split_str("ACL ROLE").is_err());
+        assert!(split_str("ACL ROLE 'x' SELECT 1").is_err());
+        assert!(split_str("ACL TOKEN \"x\" SELECT 1").is_err());
+        assert!(split_str("ACL WHATEVER SELECT 1").is_err());
+        assert!(split_str("ACL ROLE r ;").is_err());
+    }
+}

@@ -1,0 +1,45 @@
+//! Rule: the statement gate. Under a principal only the statement types that have a rewrite
+//! rule run; everything else is refused by name.
+use crate::error::{AclError, Result};
+use sqlparser::ast::Statement;
+
+/// What the gate decided for a statement.
+pub(super) enum Gate {
+    /// Rewrite it (SELECT, INSERT, UPDATE, DELETE, MERGE).
+    Rewrite,
+    /// Transaction control: runs as written, it names no object.
+    AsIs,
+}
+
+pub(super) fn check(stmt: &Statement) -> Result<Gate> {
+    match stmt {
+        Statement::Query(_)
+        | Statement::Insert(_)
+        | Statement::Update(_)
+        | Statement::Delete(_)
+        | Statement::Merge(_) => Ok(Gate::Rewrite),
+        Statement::StartTransaction { .. } | Statement::Commit { .. } | Statement::Rollback { savepoint: None, .. } => {
+            Ok(Gate::AsIs)
+        }
+        other => Err(AclError::refused(format!("statement type {} is not permitted", kind(other)))),
+    }
+}
+
+/// A short, upper-case name of the statement's type for messages (never any of its text).
+pub(super) fn kind(stmt: &Statement) -> String {
+    let text = stmt.to_string();
+    let mut words = text.split_whitespace().map(|w| w.to_ascii_uppercase());
+    let first = words.next().unwrap_or_default();
+    let first: String = first.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    if matches!(first.as_str(), "CREATE" | "DROP" | "ALTER") {
+        let what = words
+            .find(|w| !matches!(w.as_str(), "OR" | "REPLACE" | "TEMP" | "TEMPORARY" | "UNIQUE" | "IF" | "NOT" | "EXISTS"))
+            .unwrap_or_default();
+        let what: String = what.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+        format!("{first} {what}").trim().to_string()
+    } else if first.is_empty() {
+        "UNKNOWN".into()
+    } else {
+        first
+    }
+}

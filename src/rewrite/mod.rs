@@ -1,0 +1,118 @@
+//! SQL in, SQL out. A batch under a principal is parsed statement by statement (sqlparser,
+//! DuckDB dialect) and each statement goes through the rules in order:
+//!
+//! 1. `gate`      — only statement types with a rule run;
+//! 2. `functions` — the never-callable set;
+//! 3. `relations` — every table name resolved through the virtual catalog, capabilities checked;
+//!
+//! then `post_check` confirms that nothing physical outside the decision survived.
+mod functions;
+mod gate;
+mod post_check;
+mod relations;
+
+pub use functions::never_callable;
+
+use crate::authz::{Principal, View};
+use crate::error::{AclError, Result};
+use crate::policy::{PhysName, Policy};
+use crate::prefix::{Batch, Prefix};
+use sqlparser::ast::Statement;
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::parser::{Parser, ParserError};
+
+/// What the rules allowed one statement to touch.
+#[derive(Debug, Default)]
+pub struct Decision {
+    pub physical: Vec<PhysName>,
+    /// The renamed CTEs the statement defines.
+    pub ctes: Vec<String>,
+}
+
+/// The rewritten batch and how many statements it holds (the shim checks DuckDB agrees).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Output {
+    pub sql: String,
+    pub statements: usize,
+}
+
+/// Nesting deeper than this is refused by the parser rather than risking the stack.
+const RECURSION_LIMIT: usize = 64;
+
+pub fn batch(policy: &Policy, batch: &Batch<'_>) -> Result<Output> {
+    let mut sql = String::new();
+    match &batch.prefix {
+        Prefix::Admin => {
+            for s in &batch.statements {
+                if !crate::admin::is_management(s) {
+                    return Err(AclError::refused("ACL ADMIN takes only management statements"));
+                }
+                crate::admin::parse(s)?; // syntax errors now, not at execution
+                push(&mut sql, &admin_call(s));
+            }
+        }
+        Prefix::Role(role) => {
+            let principal = Principal::role(role);
+            let view = View::new(policy, &principal)?;
+            for s in &batch.statements {
+                push(&mut sql, &statement(&view, s)?);
+            }
+        }
+        Prefix::Token(_) => return Err(AclError::refused("ACL TOKEN is not supported yet")),
+        Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
+    }
+    Ok(Output { sql, statements: batch.statements.len() })
+}
+
+fn push(out: &mut String, stmt: &str) {
+    if !out.is_empty() {
+        out.push_str(";\n");
+    }
+    out.push_str(stmt);
+}
+
+/// Management statements run when DuckDB executes the batch (in order with the rest of it),
+/// through the extension's `acl_exec` table function.
+fn admin_call(stmt: &str) -> String {
+    format!("SELECT * FROM acl_exec('{}')", stmt.replace('\'', "''"))
+}
+
+/// Rewrites one statement under `view`.
+pub fn statement(view: &View<'_>, sql: &str) -> Result<String> {
+    let mut stmt = parse_one(sql)?;
+    match gate::check(&stmt)? {
+        gate::Gate::AsIs => return Ok(stmt.to_string()),
+        gate::Gate::Rewrite => {}
+    }
+    functions::check(&stmt)?;
+    let mut decision = Decision::default();
+    relations::apply(&mut stmt, view, &mut decision)?;
+    post_check::check(&stmt, &decision)?;
+    Ok(stmt.to_string())
+}
+
+fn parse_one(sql: &str) -> Result<Statement> {
+    let mut stmts = Parser::new(&DuckDbDialect {})
+        .with_recursion_limit(RECURSION_LIMIT)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(parse_error)?;
+    match stmts.len() {
+        1 => Ok(stmts.pop().expect("one statement")),
+        _ => Err(AclError::syntax("could not parse the statement as a single statement")),
+    }
+}
+
+/// sqlparser's messages quote the input; keep only where it failed.
+fn parse_error(e: ParserError) -> AclError {
+    let msg = e.to_string();
+    let at = msg.rfind(" at Line: ").map(|i| &msg[i + 1..]);
+    match (e, at) {
+        (ParserError::RecursionLimitExceeded, _) => AclError::syntax("the statement is nested too deeply"),
+        (_, Some(at)) => AclError::syntax(format!("could not parse the statement ({at})")),
+        _ => AclError::syntax("could not parse the statement"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

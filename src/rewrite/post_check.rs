@@ -1,0 +1,60 @@
+//! The last step: every table the rewritten statement names is one the decision allowed —
+//! a physical object that a grant resolved, or a CTE this statement defines. Anything else
+//! means a rule missed something, and the statement is refused.
+use super::Decision;
+use crate::error::{AclError, Result};
+use sqlparser::ast::{ObjectName, ObjectNamePart, Statement, TableFactor, Visit, Visitor};
+use std::ops::ControlFlow;
+
+pub(super) fn check(stmt: &Statement, decision: &Decision) -> Result<()> {
+    match stmt.visit(&mut Check { decision }) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+struct Check<'d> {
+    decision: &'d Decision,
+}
+
+impl Check<'_> {
+    fn allowed(&self, name: &ObjectName) -> bool {
+        let parts: Vec<&str> = name
+            .0
+            .iter()
+            .map(|p| match p {
+                ObjectNamePart::Identifier(i) if i.quote_style == Some('"') => i.value.as_str(),
+                _ => "\u{0}", // never matches a decision entry
+            })
+            .collect();
+        match parts.as_slice() {
+            [cte] => self.decision.ctes.iter().any(|c| c == cte),
+            [db, schema, table] => {
+                self.decision.physical.iter().any(|p| p.db == *db && p.schema == *schema && p.name == *table)
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Visitor for Check<'_> {
+    type Break = AclError;
+
+    fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<AclError> {
+        if self.allowed(name) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(AclError::internal("post-check found a table outside the decision"))
+        }
+    }
+
+    fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<AclError> {
+        match tf {
+            TableFactor::Table { args: None, .. }
+            | TableFactor::Derived { .. }
+            | TableFactor::NestedJoin { .. }
+            | TableFactor::UNNEST { .. } => ControlFlow::Continue(()),
+            _ => ControlFlow::Break(AclError::internal("post-check found a FROM item outside the decision")),
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Rule: resolve every table reference through the principal's virtual catalog.
+//!
+//! Each name becomes the fully qualified physical object (aliased back to its virtual name) or a
+//! CTE reference, and each use is checked: the target of a DML statement needs the verb's
+//! capability, every other reference needs `select`.
+//!
+//! CTEs are renamed to names only this statement defines (`__acl_cte<N>_<name>`), so a scoping
+//! mistake here can only make a reference fail to bind; it can never let a bare name fall
+//! through to a physical table.
+use super::Decision;
+use crate::authz::View;
+use crate::error::{AclError, Result};
+use crate::policy::{norm, Caps, PhysName};
+use sqlparser::ast::{
+    FromTable, Ident, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, SqliteOnConflict,
+    Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
+};
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
+    let mut r = Resolver { view, decision, frames: Vec::new(), handled: HashSet::new(), next_cte: 0 };
+    match stmt.visit(&mut r) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+struct Cte {
+    name: String,
+    renamed: String,
+    query: *const Query,
+}
+
+/// One query level: the CTEs its WITH defines, and which CTE body is being walked.
+struct Frame {
+    query: *const Query,
+    ctes: Vec<Cte>,
+    recursive: bool,
+    in_cte: Option<usize>,
+}
+
+struct Resolver<'v, 'p, 'd> {
+    view: &'v View<'p>,
+    decision: &'d mut Decision,
+    frames: Vec<Frame>,
+    /// Relation names this rule already rewrote (by address), so the generic relation hook
+    /// can tell a handled name from one no rule looked at.
+    handled: HashSet<usize>,
+    next_cte: usize,
+}
+
+fn addr<T>(t: &T) -> usize {
+    t as *const T as usize
+}
+
+fn parts(name: &ObjectName) -> Result<Vec<String>> {
+    name.0
+        .iter()
+        .map(|p| match p {
+            ObjectNamePart::Identifier(i) => Ok(norm(&i.value)),
+            _ => Err(AclError::refused("this form of table name is not supported")),
+        })
+        .collect()
+}
+
+fn quoted(s: &str) -> Ident {
+    Ident::with_quote('"', s)
+}
+
+fn physical_name(p: &PhysName) -> ObjectName {
+    ObjectName::from(vec![quoted(&p.db), quoted(&p.schema), quoted(&p.name)])
+}
+
+fn alias_as(name: &str) -> TableAlias {
+    TableAlias { explicit: true, name: quoted(name), columns: vec![], at: None }
+}
+
+impl Resolver<'_, '_, '_> {
+    /// The renamed CTE a one-part name denotes here, if any (innermost scope first).
+    fn cte(&self, parts: &[String]) -> Option<String> {
+        let [name] = parts else { return None };
+        for f in self.frames.iter().rev() {
+            let visible = match f.in_cte {
+                Some(i) if !f.recursive => i,
+                _ => f.ctes.len(),
+            };
+            if let Some(c) = f.ctes[..visible].iter().find(|c| &c.name == name) {
+                return Some(c.renamed.clone());
+            }
+        }
+        None
+    }
+
+    /// Resolves a catalog name, checks `needed`, rewrites it in place; returns the virtual name.
+    fn resolve_into(&mut self, name: &mut ObjectName, needed: Caps) -> Result<String> {
+        let p = parts(name)?;
+        let resolved = self.view.resolve(&p)?;
+        self.view.require(&resolved, needed)?;
+        *name = physical_name(&resolved.relation.target);
+        self.handled.insert(addr(name));
+        self.decision.physical.push(resolved.relation.target.clone());
+        Ok(resolved.key.name)
+    }
+
+    /// The single table a DML statement writes.
+    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &str) -> Result<String> {
+        if self.cte(&parts(name)?).is_some() {
+            return Err(AclError::refused(format!("the target of {verb} must be a table, not a CTE")));
+        }
+        self.resolve_into(name, needed)
+    }
+
+    fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &str) -> Result<()> {
+        match tf {
+            TableFactor::Table { name, alias, args: None, .. } => {
+                let virtual_name = self.target(name, needed, verb)?;
+                if alias.is_none() {
+                    *alias = Some(alias_as(&virtual_name));
+                }
+                Ok(())
+            }
+            _ => Err(AclError::refused(format!("the target of {verb} must be a table"))),
+        }
+    }
+
+    fn single_target<'a>(&self, from: &'a mut [TableWithJoins], verb: &str) -> Result<&'a mut TableFactor> {
+        match from {
+            [t] if t.joins.is_empty() => Ok(&mut t.relation),
+            _ => Err(AclError::refused(format!("{verb} must name exactly one target table"))),
+        }
+    }
+
+    fn statement(&mut self, stmt: &mut Statement) -> Result<()> {
+        match stmt {
+            Statement::Query(_) => Ok(()),
+            Statement::Insert(ins) => {
+                let mut needed = Caps::INSERT;
+                if let Some(OnInsert::OnConflict(c)) = &ins.on {
+                    if matches!(c.action, OnConflictAction::DoUpdate(_)) {
+                        needed = needed.union(Caps::UPDATE);
+                    }
+                } else if ins.on.is_some() {
+                    return Err(AclError::refused("this INSERT form is not supported"));
+                }
+                match ins.or {
+                    None | Some(SqliteOnConflict::Ignore) => {}
+                    Some(SqliteOnConflict::Replace) => needed = needed.union(Caps::UPDATE),
+                    Some(_) => return Err(AclError::refused("this INSERT form is not supported")),
+                }
+                if ins.returning.is_some() {
+                    needed = needed.union(Caps::SELECT);
+                }
+                if ins.output.is_some() || ins.partitioned.is_some() || ins.overwrite {
+                    return Err(AclError::refused("this INSERT form is not supported"));
+                }
+                match &mut ins.table {
+                    TableObject::TableName(name) => self.target(name, needed, "INSERT").map(|_| ()),
+                    _ => Err(AclError::refused("the target of INSERT must be a table")),
+                }
+            }
+            Statement::Update(up) => {
+                let mut needed = Caps::UPDATE;
+                if up.returning.is_some() {
+                    needed = needed.union(Caps::SELECT);
+                }
+                if up.output.is_some() || up.or.is_some() || up.limit.is_some() || !up.order_by.is_empty() {
+                    return Err(AclError::refused("this UPDATE form is not supported"));
+                }
+                let tf = self.single_target(std::slice::from_mut(&mut up.table), "UPDATE")?;
+                self.target_factor(tf, needed, "UPDATE")
+            }
+            Statement::Delete(del) => {
+                let mut needed = Caps::DELETE;
+                if del.returning.is_some() {
+                    needed = needed.union(Caps::SELECT);
+                }
+                if !del.tables.is_empty() || del.output.is_some() || del.limit.is_some() || !del.order_by.is_empty() {
+                    return Err(AclError::refused("this DELETE form is not supported"));
+                }
+                let from = match &mut del.from {
+                    FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+                };
+                let tf = self.single_target(from, "DELETE")?;
+                self.target_factor(tf, needed, "DELETE")
+            }
+            Statement::Merge(m) => {
+                if m.output.is_some() {
+                    return Err(AclError::refused("MERGE … OUTPUT is not supported"));
+                }
+                self.target_factor(&mut m.table, Caps::MERGE, "MERGE")
+            }
+            other => Err(AclError::refused(format!("statement type {} is not permitted here", super::gate::kind(other)))),
+        }
+    }
+
+    fn enter_query(&mut self, q: &mut Query) -> Result<()> {
+        let here = addr(q) as *const Query;
+        if let Some(top) = self.frames.last_mut() {
+            if let Some(i) = top.ctes.iter().position(|c| c.query == here) {
+                top.in_cte = Some(i);
+            }
+        }
+        let mut frame = Frame { query: here, ctes: Vec::new(), recursive: false, in_cte: None };
+        if let Some(with) = &mut q.with {
+            frame.recursive = with.recursive;
+            for cte in &mut with.cte_tables {
+                if cte.from.is_some() {
+                    return Err(AclError::refused("this CTE form is not supported"));
+                }
+                let name = norm(&cte.alias.name.value);
+                if frame.ctes.iter().any(|c| c.name == name) {
+                    return Err(AclError::refused(format!("CTE \"{name}\" is defined twice")));
+                }
+                self.next_cte += 1;
+                let renamed = format!("__acl_cte{}_{}", self.next_cte, name);
+                cte.alias.name = quoted(&renamed);
+                self.decision.ctes.push(renamed.clone());
+                frame.ctes.push(Cte { name, renamed, query: addr(&*cte.query) as *const Query });
+            }
+        }
+        if !q.pipe_operators.is_empty() {
+            return Err(AclError::refused("pipe syntax is not supported"));
+        }
+        check_set_expr(&q.body)?;
+        self.frames.push(frame);
+        Ok(())
+    }
+
+    fn leave_query(&mut self, q: &mut Query) {
+        let here = addr(q) as *const Query;
+        if self.frames.last().is_some_and(|f| f.query == here) {
+            self.frames.pop();
+        }
+        if let Some(top) = self.frames.last_mut() {
+            if top.in_cte.is_some_and(|i| top.ctes[i].query == here) {
+                top.in_cte = None;
+            }
+        }
+    }
+
+    fn table_factor(&mut self, tf: &mut TableFactor) -> Result<()> {
+        match tf {
+            TableFactor::Table { name, alias, args, .. } => {
+                if args.is_some() {
+                    return Err(AclError::refused("table functions are not permitted"));
+                }
+                if self.handled.contains(&addr(name)) {
+                    return Ok(()); // a DML target, already resolved with its verb
+                }
+                let p = parts(name)?;
+                let shown = match self.cte(&p) {
+                    Some(renamed) => {
+                        *name = ObjectName::from(vec![quoted(&renamed)]);
+                        self.handled.insert(addr(name));
+                        p[0].clone()
+                    }
+                    None => self.resolve_into(name, Caps::SELECT)?,
+                };
+                if alias.is_none() {
+                    *alias = Some(alias_as(&shown));
+                }
+                Ok(())
+            }
+            TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } | TableFactor::UNNEST { .. } => Ok(()),
+            _ => Err(AclError::refused("this kind of FROM item is not supported")),
+        }
+    }
+}
+
+/// `TABLE t` names a table in a string, and `SELECT … INTO` creates one: neither is a relation
+/// this rule can see, so both are refused.
+fn check_set_expr(body: &SetExpr) -> Result<()> {
+    match body {
+        SetExpr::Table(_) => Err(AclError::refused("TABLE <name> is not supported; use SELECT * FROM <name>")),
+        SetExpr::Select(s) if s.into.is_some() => Err(AclError::refused("SELECT … INTO is not permitted")),
+        SetExpr::SetOperation { left, right, .. } => {
+            check_set_expr(left)?;
+            check_set_expr(right)
+        }
+        _ => Ok(()),
+    }
+}
+
+impl VisitorMut for Resolver<'_, '_, '_> {
+    type Break = AclError;
+
+    fn pre_visit_statement(&mut self, stmt: &mut Statement) -> ControlFlow<AclError> {
+        to_flow(self.statement(stmt))
+    }
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
+        to_flow(self.enter_query(q))
+    }
+
+    fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
+        self.leave_query(q);
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        to_flow(self.table_factor(tf))
+    }
+
+    fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<AclError> {
+        if self.handled.contains(&addr(name)) {
+            ControlFlow::Continue(())
+        } else {
+            // A relation in a position no rule handles: refuse rather than pass it through.
+            ControlFlow::Break(AclError::refused("a table reference in this position is not supported"))
+        }
+    }
+}
+
+fn to_flow(r: Result<()>) -> ControlFlow<AclError> {
+    match r {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => ControlFlow::Break(e),
+    }
+}

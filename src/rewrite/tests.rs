@@ -1,0 +1,196 @@
+//! `rewrites_to(principal, sql, expected)` tests for the rules, over a small policy built here.
+use super::statement;
+use crate::authz::{Principal, View};
+use crate::policy::{Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, PhysName, Policy, Relation, RelationKind, Role};
+
+fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str, &str)) {
+    let c = p.catalogs.entry(cat.into()).or_insert_with(Catalog::default);
+    c.objects.insert(
+        (schema.into(), name.into()),
+        Relation {
+            kind: RelationKind::Table,
+            target: PhysName { db: phys.0.into(), schema: phys.1.into(), name: phys.2.into() },
+            comment: None,
+        },
+    );
+}
+
+fn policy() -> Policy {
+    let mut p = Policy::default();
+    table(&mut p, "sales", "main", "orders", ("phys", "main", "orders"));
+    table(&mut p, "sales", "main", "items", ("phys", "main", "order_items"));
+    table(&mut p, "sales", "eu", "orders", ("phys", "eu", "orders"));
+    table(&mut p, "hr", "main", "people", ("hrdb", "main", "people"));
+    let mut analyst = Role::default();
+    analyst.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::SELECT, main: true });
+    p.roles.insert("analyst".into(), analyst);
+    let mut clerk = Role::default();
+    clerk.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::DATA, main: true });
+    clerk.object_grants.insert(
+        ObjKey { catalog: "sales".into(), schema: "main".into(), name: "items".into() },
+        ObjectGrant { caps: Some(Caps::SELECT.union(Caps::INSERT)) },
+    );
+    p.roles.insert("clerk".into(), clerk);
+    let mut hr = Role::default();
+    hr.object_grants
+        .insert(ObjKey { catalog: "hr".into(), schema: "main".into(), name: "people".into() }, ObjectGrant { caps: None });
+    p.roles.insert("hr".into(), hr);
+    p
+}
+
+fn run(role: &str, sql: &str) -> crate::error::Result<String> {
+    let p = policy();
+    let principal = Principal::role(role);
+    let view = View::new(&p, &principal)?;
+    statement(&view, sql)
+}
+
+#[track_caller]
+fn rewrites_to(role: &str, sql: &str, expected: &str) {
+    assert_eq!(run(role, sql).unwrap(), expected);
+}
+
+#[track_caller]
+fn refused(role: &str, sql: &str, message_part: &str) {
+    let err = run(role, sql).unwrap_err().to_string();
+    assert!(err.starts_with("acl: "), "{err}");
+    assert!(err.contains(message_part), "{err:?} does not contain {message_part:?}");
+    assert!(!err.contains("phys") && !err.contains("hrdb"), "refusal names a physical object: {err}");
+}
+
+#[test]
+fn unqualified_and_qualified_names_resolve() {
+    rewrites_to("analyst", "SELECT * FROM orders", r#"SELECT * FROM "phys"."main"."orders" AS "orders""#);
+    rewrites_to("analyst", "select id from sales.orders o", r#"SELECT id FROM "phys"."main"."orders" o"#);
+    rewrites_to("analyst", "SELECT * FROM SALES.EU.Orders", r#"SELECT * FROM "phys"."eu"."orders" AS "orders""#);
+    rewrites_to("analyst", "SELECT * FROM eu.orders", r#"SELECT * FROM "phys"."eu"."orders" AS "orders""#);
+    rewrites_to("analyst", "SELECT * FROM items", r#"SELECT * FROM "phys"."main"."order_items" AS "items""#);
+}
+
+#[test]
+fn joins_subqueries_set_operations() {
+    rewrites_to(
+        "analyst",
+        "SELECT o.id FROM orders o JOIN items i ON o.id = i.oid WHERE o.id IN (SELECT oid FROM items) UNION ALL SELECT 1",
+        r#"SELECT o.id FROM "phys"."main"."orders" o JOIN "phys"."main"."order_items" i ON o.id = i.oid WHERE o.id IN (SELECT oid FROM "phys"."main"."order_items" AS "items") UNION ALL SELECT 1"#,
+    );
+}
+
+#[test]
+fn ctes_shadow_catalog_names() {
+    rewrites_to(
+        "analyst",
+        "WITH orders AS (SELECT * FROM orders WHERE id > 1) SELECT * FROM orders",
+        r#"WITH "__acl_cte1_orders" AS (SELECT * FROM "phys"."main"."orders" AS "orders" WHERE id > 1) SELECT * FROM "__acl_cte1_orders" AS "orders""#,
+    );
+    // a later CTE sees an earlier one; a subquery sees the outer CTE
+    rewrites_to(
+        "analyst",
+        "WITH a AS (SELECT 1 AS x), b AS (SELECT * FROM a) SELECT * FROM b WHERE x IN (SELECT x FROM a)",
+        r#"WITH "__acl_cte1_a" AS (SELECT 1 AS x), "__acl_cte2_b" AS (SELECT * FROM "__acl_cte1_a" AS "a") SELECT * FROM "__acl_cte2_b" AS "b" WHERE x IN (SELECT x FROM "__acl_cte1_a" AS "a")"#,
+    );
+    // an earlier CTE does not see a later one: `b` inside `a` is a catalog name
+    refused("analyst", "WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a", "table \"b\" does not exist or is not granted");
+    // a CTE is not visible outside its query
+    refused("analyst", "SELECT * FROM (WITH t AS (SELECT 1) SELECT * FROM t) x, t", "table \"t\"");
+}
+
+#[test]
+fn recursive_cte_sees_itself() {
+    rewrites_to(
+        "analyst",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r",
+        r#"WITH RECURSIVE "__acl_cte1_r" (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM "__acl_cte1_r" AS "r" WHERE n < 3) SELECT * FROM "__acl_cte1_r" AS "r""#,
+    );
+}
+
+#[test]
+fn dml_targets_need_their_verb() {
+    rewrites_to("clerk", "INSERT INTO orders VALUES (1, ?)", r#"INSERT INTO "phys"."main"."orders" VALUES (1, ?)"#);
+    rewrites_to(
+        "clerk",
+        "INSERT INTO orders SELECT * FROM sales.eu.orders",
+        r#"INSERT INTO "phys"."main"."orders" SELECT * FROM "phys"."eu"."orders" AS "orders""#,
+    );
+    rewrites_to(
+        "clerk",
+        "UPDATE orders SET amount = $1 FROM items WHERE items.oid = orders.id",
+        r#"UPDATE "phys"."main"."orders" AS "orders" SET amount = $1 FROM "phys"."main"."order_items" AS "items" WHERE items.oid = orders.id"#,
+    );
+    rewrites_to(
+        "clerk",
+        "DELETE FROM orders USING items WHERE items.oid = orders.id",
+        r#"DELETE FROM "phys"."main"."orders" AS "orders" USING "phys"."main"."order_items" AS "items" WHERE items.oid = orders.id"#,
+    );
+    rewrites_to(
+        "clerk",
+        "MERGE INTO orders t USING eu.orders s ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.amount)",
+        r#"MERGE INTO "phys"."main"."orders" t USING "phys"."eu"."orders" s ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.amount)"#,
+    );
+    refused("analyst", "DELETE FROM orders", "role \"analyst\" lacks delete on sales.orders");
+    refused("analyst", "INSERT INTO orders VALUES (1)", "lacks insert");
+    refused("analyst", "UPDATE orders SET a = 1", "lacks update");
+    refused("analyst", "MERGE INTO orders USING items ON true WHEN MATCHED THEN DELETE", "lacks merge");
+    // the object grant narrows the catalog grant: items allows select and insert only
+    refused("clerk", "DELETE FROM items", "lacks delete on sales.items");
+    rewrites_to("clerk", "INSERT INTO items VALUES (1)", r#"INSERT INTO "phys"."main"."order_items" VALUES (1)"#);
+}
+
+#[test]
+fn dml_reads_need_select() {
+    let mut p = policy();
+    let mut w = Role::default();
+    w.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::INSERT.union(Caps::DELETE), main: true });
+    p.roles.insert("writer_only".into(), w);
+    let principal = Principal::role("writer_only");
+    let view = View::new(&p, &principal).unwrap();
+    assert!(statement(&view, "INSERT INTO orders VALUES (1)").is_ok());
+    let e = statement(&view, "INSERT INTO orders SELECT * FROM items").unwrap_err().to_string();
+    assert!(e.contains("lacks select on sales.items"), "{e}");
+    let e = statement(&view, "DELETE FROM orders RETURNING *").unwrap_err().to_string();
+    assert!(e.contains("lacks delete, select") || e.contains("lacks select"), "{e}");
+}
+
+#[test]
+fn dml_target_may_not_be_a_cte() {
+    refused("clerk", "WITH orders AS (SELECT 1) DELETE FROM orders", "not a CTE");
+}
+
+#[test]
+fn physical_and_ungranted_names_are_refused_without_naming_them() {
+    refused("analyst", "SELECT * FROM phys.main.orders", "does not exist or is not granted");
+    refused("analyst", "SELECT * FROM \"phys\".\"main\".\"orders\"", "granted catalogs: sales");
+    refused("analyst", "SELECT * FROM hr.people", "granted catalogs: sales");
+    refused("analyst", "SELECT * FROM nosuch", "table \"nosuch\" does not exist or is not granted");
+    refused("analyst", "SELECT * FROM read_csv('/etc/passwd')", "table functions are not permitted");
+    refused("analyst", "SELECT * FROM query('SELECT 1')", "table functions are not permitted");
+    refused("analyst", "SELECT acl_exec('x')", "not permitted");
+    refused("analyst", "SELECT phys.main.f(1)", "qualified name");
+    refused("analyst", "TABLE orders", "could not parse");
+    refused("analyst", "SELECT * INTO t2 FROM orders", "not permitted");
+    refused("nobody", "SELECT 1", "role \"nobody\" does not exist");
+}
+
+#[test]
+fn object_grant_alone_and_no_main() {
+    rewrites_to("hr", "SELECT * FROM hr.people", r#"SELECT * FROM "hrdb"."main"."people" AS "people""#);
+    refused("hr", "SELECT * FROM people", "no MAIN catalog");
+}
+
+#[test]
+fn statement_gate() {
+    refused("analyst", "ATTACH 'x.db' AS y", "statement type ATTACH is not permitted");
+    refused("analyst", "CREATE TABLE t (a INT)", "statement type CREATE TABLE is not permitted");
+    refused("analyst", "DROP TABLE orders", "statement type DROP TABLE is not permitted");
+    refused("analyst", "SET threads = 1", "statement type SET is not permitted");
+    refused("analyst", "COPY orders TO 'x.csv'", "statement type COPY is not permitted");
+    rewrites_to("analyst", "BEGIN", "BEGIN");
+    rewrites_to("analyst", "ROLLBACK", "ROLLBACK");
+}
+
+#[test]
+fn unparseable_is_refused_without_echo() {
+    let e = run("analyst", "SELECT FROM FROM phys_secret").unwrap_err().to_string();
+    assert!(e.starts_with("acl: could not parse"), "{e}");
+    assert!(!e.contains("phys_secret"), "{e}");
+}

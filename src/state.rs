@@ -1,0 +1,36 @@
+//! Per-database-instance state: the published policy snapshot and the writer lock.
+//!
+//! Statements read the policy through an `ArcSwap` (no lock on the statement path); management
+//! statements copy it, change the copy and publish it whole, so a failed change is invisible.
+use crate::error::Result;
+use crate::policy::Policy;
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+#[derive(Default)]
+pub struct State {
+    policy: ArcSwap<Policy>,
+    writer: Mutex<()>,
+}
+
+impl State {
+    pub fn new() -> State {
+        State::default()
+    }
+
+    pub fn policy(&self) -> Arc<Policy> {
+        self.policy.load_full()
+    }
+
+    /// Runs one management statement (already split from its batch) against a copy of the
+    /// policy and publishes the copy only if it succeeded.
+    pub fn execute_admin(&self, sql: &str) -> Result<String> {
+        let cmd = crate::admin::parse(sql)?;
+        let _w = self.writer.lock();
+        let mut next = Policy::clone(&self.policy.load());
+        let status = crate::admin::apply(&mut next, &cmd)?;
+        self.policy.store(Arc::new(next));
+        Ok(status)
+    }
+}
