@@ -30,8 +30,8 @@ asm(".section .rodata\n"
     ".previous\n");
 
 namespace {
-// duckdb::ParserExtension::Register(duckdb::DBConfig&, duckdb::ParserExtension)
-const char *const PROBE = "_ZN6duckdb15ParserExtension8RegisterERNS_8DBConfigENS_15ParserExtensionE";
+// duckdb::ExtensionLoader::GetDatabaseInstance() const
+const char *const PROBE = "_ZNK6duckdb15ExtensionLoader19GetDatabaseInstanceEv";
 
 using init_fn = void (*)(void *);
 init_fn g_init = nullptr;

@@ -153,8 +153,8 @@ void LoadInternal(ExtensionLoader &loader) {
 
 } // namespace
 
-extern "C" {
-__attribute__((visibility("default"))) void acl_duckdb_cpp_init(ExtensionLoader &loader) {
-	LoadInternal(loader);
-}
+// Called by the Rust cdylib's exported `acl_duckdb_cpp_init` (a cdylib exports only Rust
+// symbols). DuckDB exceptions thrown here unwind through that `C-unwind` frame to DuckDB.
+extern "C" void acl_shim_init(ExtensionLoader *loader) {
+	LoadInternal(*loader);
 }

@@ -86,7 +86,7 @@ class Loop:
 
 def parse(text):
     """Turn the file text into a list of Record/Loop nodes."""
-    lines, root, stack, conds, i = text.splitlines(), [], [], [], 0
+    lines, root, stack, conds, i = text.replace("\r\n", "\n").split("\n"), [], [], [], 0
     while i < len(lines):
         s, lineno = lines[i].strip(), i + 1
         i += 1

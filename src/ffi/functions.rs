@@ -1,9 +1,12 @@
-//! SQL functions the extension registers (through the `duckdb` crate's C API bindings).
+//! SQL functions the extension registers, through DuckDB's C extension API (the shim hands us
+//! this instance's database and API table).
+//!
+//! Raw `libduckdb-sys` calls rather than the `duckdb` crate: the crate's Arrow dependency
+//! doubles a clean build for the little this needs.
 use crate::state::State;
-use duckdb::core::{DataChunkHandle, Inserter, LogicalTypeHandle, LogicalTypeId};
-use duckdb::vtab::{BindInfo, InitInfo, TableFunctionInfo, VTab};
-use duckdb::Connection;
-use std::error::Error;
+use libduckdb_sys as sys;
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -12,59 +15,107 @@ const API_VERSION: &str = "v1.2.0";
 
 pub(super) unsafe fn register(
     state: Arc<State>,
-    info: libduckdb_sys::duckdb_extension_info,
-    access: *const libduckdb_sys::duckdb_extension_access,
+    info: sys::duckdb_extension_info,
+    access: *const sys::duckdb_extension_access,
 ) -> Result<(), String> {
-    let ok = unsafe { libduckdb_sys::duckdb_rs_extension_api_init(info, access, API_VERSION) }.map_err(|e| e.to_string())?;
+    let ok = unsafe { sys::duckdb_rs_extension_api_init(info, access, API_VERSION) }.map_err(|e| e.to_string())?;
     if !ok {
         return Err("the host offers no C extension API".into());
     }
     let get_database = unsafe { (*access).get_database }.ok_or("no get_database callback")?;
     let db = unsafe { *get_database(info) };
-    let con = unsafe { Connection::open_from_raw(db) }.map_err(|e| e.to_string())?;
-    con.register_table_function_with_extra_info::<AclExec, _>("acl_exec", &state).map_err(|e| e.to_string())?;
-    Ok(())
+    let mut con: sys::duckdb_connection = std::ptr::null_mut();
+    if unsafe { sys::duckdb_connect(db, &mut con) } != sys::duckdb_state_DuckDBSuccess {
+        return Err("could not connect to the database".into());
+    }
+    let result = unsafe { register_acl_exec(con, state) };
+    unsafe { sys::duckdb_disconnect(&mut con) };
+    result
 }
 
-/// `acl_exec('<management statement>')`: what `ACL ADMIN …` becomes. It runs when DuckDB
-/// executes the statement, so a batch applies in order and a prepared-but-unexecuted
-/// statement changes nothing.
-struct AclExec;
+/// `acl_exec('<management statement>') → status`: what `ACL ADMIN …` becomes. It runs when DuckDB
+/// executes the statement, so a batch applies in order and a prepared-but-unexecuted statement
+/// changes nothing.
+unsafe fn register_acl_exec(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
+    unsafe {
+        let mut tf = sys::duckdb_create_table_function();
+        let name = CString::new("acl_exec").expect("static name");
+        sys::duckdb_table_function_set_name(tf, name.as_ptr());
+        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+        sys::duckdb_table_function_add_parameter(tf, varchar);
+        sys::duckdb_destroy_logical_type(&mut varchar);
+        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
+        sys::duckdb_table_function_set_extra_info(tf, extra, Some(drop_box::<Arc<State>>));
+        sys::duckdb_table_function_set_bind(tf, Some(exec_bind));
+        sys::duckdb_table_function_set_init(tf, Some(exec_init));
+        sys::duckdb_table_function_set_function(tf, Some(exec_function));
+        let rc = sys::duckdb_register_table_function(con, tf);
+        sys::duckdb_destroy_table_function(&mut tf);
+        if rc == sys::duckdb_state_DuckDBSuccess {
+            Ok(())
+        } else {
+            Err("could not register acl_exec".into())
+        }
+    }
+}
+
+unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
+    if !p.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(p as *mut T) })));
+    }
+}
 
 struct ExecBind {
     sql: String,
 }
 
-struct ExecInit {
-    done: AtomicBool,
+unsafe extern "C" fn exec_bind(info: sys::duckdb_bind_info) {
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+        let col = CString::new("status").expect("static name");
+        sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
+        sys::duckdb_destroy_logical_type(&mut varchar);
+        let mut value = sys::duckdb_bind_get_parameter(info, 0);
+        let text = sys::duckdb_get_varchar(value);
+        let sql = if text.is_null() { String::new() } else { CStr::from_ptr(text).to_string_lossy().into_owned() };
+        if !text.is_null() {
+            sys::duckdb_free(text as *mut c_void);
+        }
+        sys::duckdb_destroy_value(&mut value);
+        let data = Box::into_raw(Box::new(ExecBind { sql })) as *mut c_void;
+        sys::duckdb_bind_set_bind_data(info, data, Some(drop_box::<ExecBind>));
+    }));
+    if r.is_err() {
+        let msg = CString::new("acl: internal error in acl_exec").expect("static");
+        unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+    }
 }
 
-impl VTab for AclExec {
-    type InitData = ExecInit;
-    type BindData = ExecBind;
+unsafe extern "C" fn exec_init(info: sys::duckdb_init_info) {
+    let data = Box::into_raw(Box::new(AtomicBool::new(false))) as *mut c_void;
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(drop_box::<AtomicBool>)) };
+}
 
-    fn bind(bind: &BindInfo) -> Result<ExecBind, Box<dyn Error>> {
-        bind.add_result_column("status", LogicalTypeHandle::from(LogicalTypeId::Varchar));
-        Ok(ExecBind { sql: bind.get_parameter(0).to_string() })
-    }
-
-    fn init(_: &InitInfo) -> Result<ExecInit, Box<dyn Error>> {
-        Ok(ExecInit { done: AtomicBool::new(false) })
-    }
-
-    fn func(func: &TableFunctionInfo<Self>, output: &mut DataChunkHandle) -> Result<(), Box<dyn Error>> {
-        if func.get_init_data().done.swap(true, Ordering::SeqCst) {
-            output.set_len(0);
-            return Ok(());
+unsafe extern "C" fn exec_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let done = &*(sys::duckdb_function_get_init_data(info) as *const AtomicBool);
+        if done.swap(true, Ordering::SeqCst) {
+            sys::duckdb_data_chunk_set_size(output, 0);
+            return Ok::<(), crate::error::AclError>(());
         }
-        let state = unsafe { &*func.get_extra_info::<Arc<State>>() };
-        let status = state.execute_admin(&func.get_bind_data().sql)?;
-        output.flat_vector(0).insert(0, status.as_str());
-        output.set_len(1);
+        let state = &*(sys::duckdb_function_get_extra_info(info) as *const Arc<State>);
+        let bind = &*(sys::duckdb_function_get_bind_data(info) as *const ExecBind);
+        let status = state.execute_admin(&bind.sql)?;
+        let vector = sys::duckdb_data_chunk_get_vector(output, 0);
+        sys::duckdb_vector_assign_string_element_len(vector, 0, status.as_ptr() as *const _, status.len() as u64);
+        sys::duckdb_data_chunk_set_size(output, 1);
         Ok(())
-    }
-
-    fn parameters() -> Option<Vec<LogicalTypeHandle>> {
-        Some(vec![LogicalTypeHandle::from(LogicalTypeId::Varchar)])
-    }
+    }));
+    let msg = match r {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "acl: internal error in acl_exec".to_string(),
+    };
+    let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
 }

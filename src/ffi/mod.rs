@@ -23,6 +23,20 @@ pub struct AclOut {
     n_statements: u64,
 }
 
+extern "C-unwind" {
+    fn acl_shim_init(loader: *mut c_void);
+}
+
+/// DuckDB's entry point for `acl.duckdb_extension` (C++ ABI): the shim does the C++ work.
+/// DuckDB exceptions from the shim unwind through here to DuckDB, which reports a load error.
+///
+/// # Safety
+/// Called by DuckDB (or the stage-1 loader) with a valid `duckdb::ExtensionLoader&`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn acl_duckdb_cpp_init(loader: *mut c_void) {
+    unsafe { acl_shim_init(loader) }
+}
+
 /// Status codes shared with cpp/shim.cpp.
 const NOT_OURS: i32 = 0;
 const REWRITTEN: i32 = 1;
