@@ -7,7 +7,7 @@ EXT_VERSION := $(shell sed -n 's/^version = "\(.*\)"/v\1/p' Cargo.toml | head -n
 STAGE2 := target/release/libacl.so
 EXT := build/release/acl.duckdb_extension
 
-.PHONY: all release venv test unit slt demo bench clean
+.PHONY: all release venv test unit slt pytests demo bench clean
 
 all: release
 
@@ -41,7 +41,11 @@ unit:
 slt: venv release
 	$(PY) test/runner.py --extension $(EXT) test/sql
 
-test: unit slt
+pytests: venv release
+	@for t in test/python/test_*.py; do echo "== $$t"; $(PY) $$t --extension $(EXT) || exit 1; done
+
+# The SQL logic tests run last so that their summary is the closing line.
+test: unit pytests slt
 
 demo: venv release
 	$(PY) test/demo.py --extension $(EXT)

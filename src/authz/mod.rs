@@ -159,7 +159,8 @@ impl<'p> View<'p> {
         if r.caps.contains(needed) {
             Ok(())
         } else {
-            Err(AclError::refused(format!("{} lacks {} on {}", self.label, needed, r.key)))
+            let missing = needed.minus(r.caps);
+            Err(AclError::refused(format!("{} lacks {} on {}", self.label, missing, r.key)))
         }
     }
 }

@@ -49,6 +49,10 @@ impl Caps {
     pub fn intersect(self, other: Caps) -> Caps {
         Caps(self.0 & other.0)
     }
+    /// What `self` holds that `other` does not.
+    pub fn minus(self, other: Caps) -> Caps {
+        Caps(self.0 & !other.0)
+    }
     /// Only the data capabilities: what an object grant may inherit.
     pub fn data(self) -> Caps {
         self.intersect(Caps::DATA)
