@@ -35,6 +35,7 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
                 kind: RelationKind::Table,
                 target: target.clone(),
                 comment: comment.clone(),
+                slice: Default::default(),
             };
             create_table(policy, key, rel, *mode)
         }
@@ -191,7 +192,7 @@ fn grant_catalog(
     // capabilities: granting `reader` after `writer` narrows).
     let previous = r
         .catalog_grants
-        .insert(catalog.to_string(), CatalogGrant { caps, main });
+        .insert(catalog.to_string(), CatalogGrant { caps, main, slice: Default::default() });
     Ok(if previous.is_some() {
         status + REPLACED
     } else {
@@ -220,7 +221,7 @@ fn grant_object(
     }
     require_relation(p, key, word)?;
     let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
-    let previous = r.object_grants.insert(key.clone(), ObjectGrant { caps });
+    let previous = r.object_grants.insert(key.clone(), ObjectGrant { caps, slice: Default::default() });
     Ok(if previous.is_some() {
         status + REPLACED
     } else {

@@ -102,7 +102,7 @@ fn replace_catalog_empties_it_and_drops_object_grants() {
         r.catalog_grants["sales"],
         CatalogGrant {
             caps: Caps::DATA,
-            main: true
+            main: true, slice: Default::default()
         }
     );
     // OR REPLACE of a missing catalog simply creates it.
@@ -232,7 +232,7 @@ fn replace_table_keeps_its_grants() {
     assert_eq!(
         p.roles["analyst"].object_grants[&k],
         ObjectGrant {
-            caps: Some(Caps::SELECT)
+            caps: Some(Caps::SELECT), slice: Default::default()
         }
     );
 }
@@ -342,7 +342,7 @@ fn grant_catalog() {
         p.roles["analyst"].catalog_grants["sales"],
         CatalogGrant {
             caps: Caps::DATA,
-            main: false
+            main: false, slice: Default::default()
         }
     );
     // A second grant replaces the first, narrowing too.
@@ -357,7 +357,7 @@ fn grant_catalog() {
         p.roles["analyst"].catalog_grants["sales"],
         CatalogGrant {
             caps: Caps::SELECT.union(Caps::LINEAGE),
-            main: true
+            main: true, slice: Default::default()
         }
     );
     // Two MAIN catalogs for one role are allowed; the ambiguity is judged at query time.
@@ -383,7 +383,7 @@ fn grant_object() {
     );
     assert_eq!(
         p.roles["clerk"].object_grants[&k],
-        ObjectGrant { caps: None }
+        ObjectGrant { caps: None, slice: Default::default() }
     );
     assert_eq!(
         ok(
@@ -395,7 +395,7 @@ fn grant_object() {
     assert_eq!(
         p.roles["clerk"].object_grants[&k],
         ObjectGrant {
-            caps: Some(Caps::SELECT.union(Caps::INSERT))
+            caps: Some(Caps::SELECT.union(Caps::INSERT)), slice: Default::default()
         }
     );
     ok(
@@ -405,7 +405,7 @@ fn grant_object() {
     assert_eq!(
         p.roles["clerk"].object_grants[&key("sales", "main", "orders")],
         ObjectGrant {
-            caps: Some(Caps::DATA)
+            caps: Some(Caps::DATA), slice: Default::default()
         }
     );
     assert_eq!(

@@ -13,11 +13,17 @@ pub struct Principal {
     pub roles: Vec<String>,
     /// How refusals name the principal, e.g. `role "analyst"`.
     pub label: String,
+    /// Claims from the token (`CLAIM MAP`); they override the roles' default claims.
+    pub claims: std::collections::BTreeMap<String, String>,
 }
 
 impl Principal {
     pub fn role(name: &str) -> Principal {
-        Principal { roles: vec![crate::policy::norm(name)], label: format!("role \"{name}\"") }
+        Principal {
+            roles: vec![crate::policy::norm(name)],
+            label: format!("role \"{name}\""),
+            claims: Default::default(),
+        }
     }
 }
 

@@ -44,6 +44,33 @@ pub struct Relation {
     pub kind: RelationKind,
     pub target: PhysName,
     pub comment: Option<String>,
+    /// The object's own slice (SUBQUERY form); `Slice::default()` for RENAME form.
+    pub slice: Slice,
+}
+
+/// One output column of a slice: `name = expr`, or a plain column (`expr` = `None`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Lower-case virtual column name.
+    pub name: String,
+    /// SQL over the physical columns (may use `acl_claim('k')`); `None`: the physical column of
+    /// the same name, passed through unchanged (writable).
+    pub expr: Option<String>,
+}
+
+/// A row predicate and a column list, as written in `RLS (…)` and `COLUMNS (…)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Slice {
+    /// SQL predicate over the physical columns (may use `acl_claim('k')`).
+    pub rls: Option<String>,
+    /// `None`: every column, unchanged.
+    pub columns: Option<Vec<Column>>,
+}
+
+impl Slice {
+    pub fn is_empty(&self) -> bool {
+        self.rls.is_none() && self.columns.is_none()
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -57,18 +84,40 @@ pub struct Catalog {
 pub struct CatalogGrant {
     pub caps: Caps,
     pub main: bool,
+    /// `GRANT CATALOG … RLS (…) COLUMNS (…)`: applies to every object of the catalog.
+    pub slice: Slice,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectGrant {
     /// `None`: the grant named no capability and inherits its catalog grant's.
     pub caps: Option<Caps>,
+    pub slice: Slice,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct Role {
     pub catalog_grants: BTreeMap<String, CatalogGrant>,
     pub object_grants: BTreeMap<ObjKey, ObjectGrant>,
+    /// Default claims (`CREATE ROLE r CLAIMS (k = 'v')`), lower-case keys.
+    pub claims: BTreeMap<String, String>,
+}
+
+/// A registered token issuer (`CREATE ISSUER`), as data; `auth` verifies against it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Issuer {
+    /// The `iss` value tokens must carry.
+    pub iss: String,
+    /// A PEM key or a JWKS document, as given (or read from `KEYS FROM`).
+    pub keys: String,
+    /// Accepted `aud` values; empty: `aud` is not checked.
+    pub audiences: Vec<String>,
+    /// Accepted algorithms (upper-case, e.g. `RS256`); empty: every supported one that fits the keys.
+    pub algs: Vec<String>,
+    /// Dotted path of the claim holding role names (default `roles`).
+    pub role_claim: String,
+    /// `path => name`: token claims copied into the principal's claims.
+    pub claim_map: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -77,6 +126,9 @@ pub struct Policy {
     pub version: u64,
     pub catalogs: BTreeMap<String, Catalog>,
     pub roles: BTreeMap<String, Role>,
+    pub issuers: BTreeMap<String, Issuer>,
+    /// `MAP CLAIM 'value' FROM ISSUER 'iss' TO ROLE r`: `(iss, value)` → roles.
+    pub claim_roles: BTreeMap<(String, String), Vec<String>>,
 }
 
 impl Policy {

@@ -11,6 +11,7 @@ fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str,
             kind: RelationKind::Table,
             target: PhysName { db: phys.0.into(), schema: phys.1.into(), name: phys.2.into() },
             comment: None,
+            slice: Default::default(),
         },
     );
 }
@@ -22,18 +23,18 @@ fn policy() -> Policy {
     table(&mut p, "sales", "eu", "orders", ("phys", "eu", "orders"));
     table(&mut p, "hr", "main", "people", ("hrdb", "main", "people"));
     let mut analyst = Role::default();
-    analyst.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::SELECT, main: true });
+    analyst.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::SELECT, main: true, slice: Default::default() });
     p.roles.insert("analyst".into(), analyst);
     let mut clerk = Role::default();
-    clerk.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::DATA, main: true });
+    clerk.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::DATA, main: true, slice: Default::default() });
     clerk.object_grants.insert(
         ObjKey { catalog: "sales".into(), schema: "main".into(), name: "items".into() },
-        ObjectGrant { caps: Some(Caps::SELECT.union(Caps::INSERT)) },
+        ObjectGrant { caps: Some(Caps::SELECT.union(Caps::INSERT)), slice: Default::default() },
     );
     p.roles.insert("clerk".into(), clerk);
     let mut hr = Role::default();
     hr.object_grants
-        .insert(ObjKey { catalog: "hr".into(), schema: "main".into(), name: "people".into() }, ObjectGrant { caps: None });
+        .insert(ObjKey { catalog: "hr".into(), schema: "main".into(), name: "people".into() }, ObjectGrant { caps: None, slice: Default::default() });
     p.roles.insert("hr".into(), hr);
     p
 }
@@ -140,7 +141,7 @@ fn dml_targets_need_their_verb() {
 fn dml_reads_need_select() {
     let mut p = policy();
     let mut w = Role::default();
-    w.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::INSERT.union(Caps::DELETE), main: true });
+    w.catalog_grants.insert("sales".into(), CatalogGrant { caps: Caps::INSERT.union(Caps::DELETE), main: true, slice: Default::default() });
     p.roles.insert("writer_only".into(), w);
     let principal = Principal::role("writer_only");
     let view = View::new(&p, &principal).unwrap();
