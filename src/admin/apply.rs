@@ -3,6 +3,7 @@
 use super::{Command, CreateMode, ObjectWord};
 use crate::error::{AclError, Result};
 use crate::policy::{
+    Slice,
     Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, Policy, Relation, RelationKind, Role,
 };
 
@@ -30,12 +31,13 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             target,
             comment,
             mode,
+            slice,
         } => {
             let rel = Relation {
                 kind: RelationKind::Table,
                 target: target.clone(),
                 comment: comment.clone(),
-                slice: Default::default(),
+                slice: slice.clone(),
             };
             create_table(policy, key, rel, *mode)
         }
@@ -47,13 +49,15 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             role,
             caps,
             main,
-        } => grant_catalog(policy, catalog, role, *caps, *main),
+            slice,
+        } => grant_catalog(policy, catalog, role, *caps, *main, slice),
         Command::GrantObject {
             key,
             role,
             caps,
             word,
-        } => grant_object(policy, key, role, *caps, *word),
+            slice,
+        } => grant_object(policy, key, role, *caps, *word, slice),
         Command::RevokeCatalog { catalog, role } => revoke_catalog(policy, catalog, role),
         Command::RevokeObject { key, role, word } => revoke_object(policy, key, role, *word),
     }?;
@@ -182,6 +186,7 @@ fn grant_catalog(
     role: &str,
     caps: Caps,
     main: bool,
+    slice: &Slice,
 ) -> Result<String> {
     let status = format!("GRANT CATALOG {} TO ROLE {}", q(catalog), q(role));
     if !p.catalogs.contains_key(catalog) {
@@ -192,7 +197,7 @@ fn grant_catalog(
     // capabilities: granting `reader` after `writer` narrows).
     let previous = r
         .catalog_grants
-        .insert(catalog.to_string(), CatalogGrant { caps, main, slice: Default::default() });
+        .insert(catalog.to_string(), CatalogGrant { caps, main, slice: slice.clone() });
     Ok(if previous.is_some() {
         status + REPLACED
     } else {
@@ -206,6 +211,7 @@ fn grant_object(
     role: &str,
     caps: Option<Caps>,
     word: ObjectWord,
+    slice: &Slice,
 ) -> Result<String> {
     let status = format!("GRANT {} {} TO ROLE {}", word.sql(), qkey(key), q(role));
     // The parser already refuses these with the typed word; this covers commands built in code.
@@ -221,7 +227,7 @@ fn grant_object(
     }
     require_relation(p, key, word)?;
     let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
-    let previous = r.object_grants.insert(key.clone(), ObjectGrant { caps, slice: Default::default() });
+    let previous = r.object_grants.insert(key.clone(), ObjectGrant { caps, slice: slice.clone() });
     Ok(if previous.is_some() {
         status + REPLACED
     } else {

@@ -433,7 +433,7 @@ fn grant_object() {
 #[test]
 fn object_grants_refuse_catalog_capabilities_when_built_in_code() {
     let mut p = setup();
-    let cmd = Command::GrantObject {
+    let cmd = Command::GrantObject { slice: Default::default(),
         key: key("sales", "main", "orders"),
         role: "clerk".into(),
         caps: Some(Caps::SELECT.union(Caps::SECRETS)),

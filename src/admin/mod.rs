@@ -4,9 +4,10 @@
 //! split so a caller can check a scope against the parsed command before touching any policy, and
 //! so `apply` can run on a clone that is dropped if it fails.
 mod apply;
+pub mod slice;
 mod parse;
 
-use crate::policy::{Caps, ObjKey, PhysName};
+use crate::policy::{Caps, ObjKey, PhysName, Slice};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -63,6 +64,8 @@ pub enum Command {
         target: PhysName,
         comment: Option<String>,
         mode: CreateMode,
+        /// COLUMNS/RLS: a non-empty slice makes the object SUBQUERY form (read-only).
+        slice: Slice,
     },
     DropTable {
         key: ObjKey,
@@ -82,6 +85,7 @@ pub enum Command {
         role: String,
         caps: Caps,
         main: bool,
+        slice: Slice,
     },
     /// `caps: None` means the grant named none and inherits its catalog grant's.
     GrantObject {
@@ -89,6 +93,7 @@ pub enum Command {
         role: String,
         caps: Option<Caps>,
         word: ObjectWord,
+        slice: Slice,
     },
     RevokeCatalog {
         catalog: String,

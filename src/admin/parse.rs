@@ -2,7 +2,7 @@
 //! (DuckDB dialect), so quoting, comments and string escapes behave exactly as in DuckDB.
 use super::{Command, CreateMode, ObjectWord};
 use crate::error::{AclError, Result};
-use crate::policy::{norm, Caps, ObjKey, PhysName, DEFAULT_SCHEMA};
+use crate::policy::{norm, Caps, ObjKey, PhysName, Slice, DEFAULT_SCHEMA};
 use sqlparser::ast::Ident;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::keywords::Keyword;
@@ -121,14 +121,16 @@ impl<'a> P<'a> {
                 let key = self.virtual_name()?;
                 self.expect_kw(Keyword::AS, "AS")?;
                 let target = self.phys_name()?;
-                self.refuse_clauses(&["columns", "rls"], "CREATE VIRTUAL TABLE")?;
+                let mut slice = Slice::default();
+                super::slice::clauses(&mut self.p, &mut slice)?;
                 let comment = self.comment()?;
-                self.refuse_clauses(&["columns", "rls"], "CREATE VIRTUAL TABLE")?;
+                super::slice::clauses(&mut self.p, &mut slice)?;
                 return Ok(Command::CreateTable {
                     key,
                     target,
                     comment,
                     mode,
+                    slice,
                 });
             }
             return self.refuse_kinds("CREATE VIRTUAL", "CATALOG or TABLE");
@@ -192,7 +194,11 @@ impl<'a> P<'a> {
             let catalog = self.one_part("a catalog name")?;
             let role = self.role_after(Keyword::TO, "TO")?;
             let (mut caps, mut main) = (None, false);
+            let mut slice = Slice::default();
             loop {
+                if super::slice::clauses(&mut self.p, &mut slice)? {
+                    continue;
+                }
                 if self.kw(Keyword::WITH) {
                     if caps.is_some() {
                         return Err(AclError::syntax(format!("{PREFIX}: WITH given twice")));
@@ -208,7 +214,7 @@ impl<'a> P<'a> {
                     }
                     main = true;
                 } else {
-                    self.refuse_clauses(&["rls", "columns", "expires"], "GRANT CATALOG")?;
+                    self.refuse_clauses(&["expires"], "GRANT CATALOG")?;
                     break;
                 }
             }
@@ -219,13 +225,18 @@ impl<'a> P<'a> {
                 role,
                 caps,
                 main,
+                slice,
             });
         }
         if let Some(word) = self.object_word() {
             let key = self.virtual_name()?;
             let role = self.role_after(Keyword::TO, "TO")?;
             let mut caps = None;
+            let mut slice = Slice::default();
             loop {
+                if super::slice::clauses(&mut self.p, &mut slice)? {
+                    continue;
+                }
                 if self.kw(Keyword::WITH) {
                     if caps.is_some() {
                         return Err(AclError::syntax(format!("{PREFIX}: WITH given twice")));
@@ -244,10 +255,7 @@ impl<'a> P<'a> {
                         "{PREFIX}: MAIN applies only to GRANT CATALOG"
                     )));
                 } else {
-                    self.refuse_clauses(
-                        &["rls", "columns", "expires"],
-                        &format!("GRANT {}", word.sql()),
-                    )?;
+                    self.refuse_clauses(&["expires"], &format!("GRANT {}", word.sql()))?;
                     break;
                 }
             }
@@ -256,6 +264,7 @@ impl<'a> P<'a> {
                 role,
                 caps,
                 word,
+                slice,
             });
         }
         self.refuse_targets("GRANT")

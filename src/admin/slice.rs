@@ -1,0 +1,120 @@
+//! `RLS (<predicate>)` and `COLUMNS (col, new = col, masked = <expr>)` clauses, shared by
+//! CREATE VIRTUAL TABLE and GRANT. Expressions are parsed with sqlparser (so they are SQL, not
+//! text) and stored printed back; `acl_claim('k')` must have one string literal argument.
+use crate::error::{AclError, Result};
+use crate::policy::{norm, Column, Slice};
+use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectNamePart, Value, Visit, Visitor};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+use std::ops::ControlFlow;
+
+const PREFIX: &str = "could not parse management statement";
+
+fn word_is(p: &Parser<'_>, word: &str) -> bool {
+    matches!(&p.peek_token_ref().token,
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+/// Parses any `RLS (…)` / `COLUMNS (…)` clauses at the parser's position (each at most once).
+pub(super) fn clauses(p: &mut Parser<'_>, slice: &mut Slice) -> Result<bool> {
+    let mut any = false;
+    loop {
+        if word_is(p, "rls") {
+            p.next_token();
+            if slice.rls.is_some() {
+                return Err(AclError::syntax(format!("{PREFIX}: RLS given twice")));
+            }
+            expect(p, Token::LParen, "'(' after RLS")?;
+            let e = p.parse_expr().map_err(|_| AclError::syntax(format!("{PREFIX}: expected a predicate in RLS (…)")))?;
+            expect(p, Token::RParen, "')' after the RLS predicate")?;
+            check_expr(&e)?;
+            slice.rls = Some(e.to_string());
+        } else if word_is(p, "columns") {
+            p.next_token();
+            if slice.columns.is_some() {
+                return Err(AclError::syntax(format!("{PREFIX}: COLUMNS given twice")));
+            }
+            slice.columns = Some(columns(p)?);
+        } else {
+            return Ok(any);
+        }
+        any = true;
+    }
+}
+
+fn expect(p: &mut Parser<'_>, t: Token, what: &str) -> Result<()> {
+    if p.consume_token(&t) {
+        Ok(())
+    } else {
+        Err(AclError::syntax(format!("{PREFIX}: expected {what}")))
+    }
+}
+
+fn columns(p: &mut Parser<'_>) -> Result<Vec<Column>> {
+    expect(p, Token::LParen, "'(' after COLUMNS")?;
+    let mut out: Vec<Column> = Vec::new();
+    loop {
+        let name = p
+            .parse_identifier()
+            .map_err(|_| AclError::syntax(format!("{PREFIX}: expected a column name in COLUMNS (…)")))?;
+        let name = norm(&name.value);
+        let expr = if p.consume_token(&Token::Eq) {
+            let e = p
+                .parse_expr()
+                .map_err(|_| AclError::syntax(format!("{PREFIX}: expected an expression after {name} =")))?;
+            check_expr(&e)?;
+            Some(e.to_string())
+        } else {
+            None
+        };
+        if out.iter().any(|c| c.name == name) {
+            return Err(AclError::invalid(format!("column \"{name}\" is listed twice")));
+        }
+        out.push(Column { name, expr });
+        if !p.consume_token(&Token::Comma) {
+            break;
+        }
+    }
+    expect(p, Token::RParen, "')' after the column list")?;
+    Ok(out)
+}
+
+/// Policy expressions may not contain subqueries (they would read outside the decision) and
+/// `acl_claim` takes exactly one string literal.
+fn check_expr(e: &Expr) -> Result<()> {
+    struct V;
+    impl Visitor for V {
+        type Break = AclError;
+        fn pre_visit_query(&mut self, _: &sqlparser::ast::Query) -> ControlFlow<AclError> {
+            ControlFlow::Break(AclError::invalid("policy expressions may not contain subqueries"))
+        }
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<AclError> {
+            match e {
+                Expr::Function(f) if is_acl_claim(f) && claim_name(f).is_none() => ControlFlow::Break(
+                    AclError::invalid("acl_claim takes exactly one string literal, e.g. acl_claim('tenant')"),
+                ),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    match e.visit(&mut V) {
+        ControlFlow::Break(err) => Err(err),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+pub fn is_acl_claim(f: &sqlparser::ast::Function) -> bool {
+    matches!(f.name.0.as_slice(), [ObjectNamePart::Identifier(i)] if i.value.eq_ignore_ascii_case("acl_claim"))
+}
+
+/// The claim name of `acl_claim('<name>')`, lower-case.
+pub fn claim_name(f: &sqlparser::ast::Function) -> Option<String> {
+    let FunctionArguments::List(list) = &f.args else { return None };
+    match list.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))] => match &v.value {
+            Value::SingleQuotedString(s) => Some(norm(s)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
