@@ -4,7 +4,8 @@
 //! (`resolve`), and which capabilities does the principal hold on it. Across several roles of
 //! one principal, access is the union.
 use crate::error::{AclError, Result};
-use crate::policy::{Caps, ObjKey, Policy, Relation, Role, DEFAULT_SCHEMA};
+use crate::policy::{Caps, ObjKey, Policy, Relation, Role, Slice, DEFAULT_SCHEMA};
+use std::collections::BTreeMap;
 
 /// Who a statement runs as, after the prefix was verified.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +48,8 @@ pub struct View<'p> {
     roles: Vec<&'p Role>,
     main: MainCatalog,
     pub label: &'p str,
+    /// The roles' default claims (first role in name order wins), overridden by the principal's.
+    claims: BTreeMap<&'p str, &'p str>,
 }
 
 impl<'p> View<'p> {
@@ -67,7 +70,16 @@ impl<'p> View<'p> {
                 _ => MainCatalog::Ambiguous,
             };
         }
-        Ok(View { policy, roles, main, label: &principal.label })
+        let mut claims = BTreeMap::new();
+        for role in &roles {
+            for (k, v) in &role.claims {
+                claims.entry(k.as_str()).or_insert(v.as_str());
+            }
+        }
+        for (k, v) in &principal.claims {
+            claims.insert(k.as_str(), v.as_str());
+        }
+        Ok(View { policy, roles, main, label: &principal.label, claims })
     }
 
     /// Is `catalog` granted to the principal at all (by a catalog or an object grant)?
@@ -158,6 +170,38 @@ impl<'p> View<'p> {
         v.sort_unstable();
         v.dedup();
         v
+    }
+
+    /// The value of claim `name` for this principal; `None` becomes SQL NULL (fails closed).
+    pub fn claim(&self, name: &str) -> Option<&'p str> {
+        self.claims.get(name).copied()
+    }
+
+    /// The slices that apply to a resolved object, innermost first: the object's own, then the
+    /// catalog grant's, then the object grant's. Across several roles access is the union; until
+    /// unions of different slices are built, roles that slice one object differently are refused.
+    pub fn layers(&self, r: &Resolved<'p>) -> Result<Vec<&'p Slice>> {
+        let mut grants: Option<Vec<&'p Slice>> = None;
+        for role in &self.roles {
+            let cat = role.catalog_grants.get(&r.key.catalog).map(|g| &g.slice);
+            let obj = role.object_grants.get(&r.key).map(|g| &g.slice);
+            if cat.is_none() && obj.is_none() {
+                continue;
+            }
+            let mine: Vec<&Slice> = cat.into_iter().chain(obj).filter(|s| !s.is_empty()).collect();
+            match &grants {
+                None => grants = Some(mine),
+                Some(g) if *g == mine => {}
+                Some(_) => {
+                    return Err(AclError::refused(format!(
+                        "{} holds differently sliced grants on {}; this is not supported yet",
+                        self.label, r.key
+                    )))
+                }
+            }
+        }
+        let own = Some(&r.relation.slice).filter(|s| !s.is_empty());
+        Ok(own.into_iter().chain(grants.unwrap_or_default()).collect())
     }
 
     /// Refuses unless `caps` holds `needed` on `key`.

@@ -10,6 +10,7 @@ mod functions;
 mod gate;
 mod post_check;
 mod relations;
+mod slices;
 
 pub use functions::never_callable;
 

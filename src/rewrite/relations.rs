@@ -64,6 +64,11 @@ fn parts(name: &ObjectName) -> Result<Vec<String>> {
         .collect()
 }
 
+/// An identifier in double quotes, for SQL built as text.
+pub(super) fn quoted_sql(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
 fn quoted(s: &str) -> Ident {
     Ident::with_quote('"', s)
 }
@@ -92,11 +97,18 @@ impl Resolver<'_, '_, '_> {
         None
     }
 
-    /// Resolves a catalog name, checks `needed`, rewrites it in place; returns the virtual name.
+    /// Resolves a DML target, checks `needed`, rewrites it in place; returns the virtual name.
+    /// Sliced objects are read-only until the write check lands.
     fn resolve_into(&mut self, name: &mut ObjectName, needed: Caps) -> Result<String> {
         let p = parts(name)?;
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
+        if !self.view.layers(&resolved)?.is_empty() {
+            return Err(AclError::refused(format!(
+                "{} is read-only for {}: it has a row or column policy",
+                resolved.key, self.view.label
+            )));
+        }
         *name = physical_name(&resolved.relation.target);
         self.handled.insert(addr(name));
         self.decision.physical.push(resolved.relation.target.clone());
@@ -240,31 +252,60 @@ impl Resolver<'_, '_, '_> {
     }
 
     fn table_factor(&mut self, tf: &mut TableFactor) -> Result<()> {
-        match tf {
+        let sliced = match tf {
             TableFactor::Table { name, alias, args, .. } => {
                 if args.is_some() {
                     return Err(AclError::refused("table functions are not permitted"));
                 }
                 if self.handled.contains(&addr(name)) {
-                    return Ok(()); // a DML target, already resolved with its verb
+                    return Ok(()); // a DML target or a slice's own table, already decided
                 }
                 let p = parts(name)?;
-                let shown = match self.cte(&p) {
-                    Some(renamed) => {
-                        *name = ObjectName::from(vec![quoted(&renamed)]);
-                        self.handled.insert(addr(name));
-                        p[0].clone()
+                if let Some(renamed) = self.cte(&p) {
+                    *name = ObjectName::from(vec![quoted(&renamed)]);
+                    self.handled.insert(addr(name));
+                    if alias.is_none() {
+                        *alias = Some(alias_as(&p[0]));
                     }
-                    None => self.resolve_into(name, Caps::SELECT)?,
-                };
-                if alias.is_none() {
-                    *alias = Some(alias_as(&shown));
+                    return Ok(());
                 }
-                Ok(())
+                let resolved = self.view.resolve(&p)?;
+                self.view.require(&resolved, Caps::SELECT)?;
+                let layers = self.view.layers(&resolved)?;
+                let target = &resolved.relation.target;
+                self.decision.physical.push(target.clone());
+                let alias = alias.take().unwrap_or_else(|| alias_as(&resolved.key.name));
+                if layers.is_empty() {
+                    *name = physical_name(target);
+                    self.handled.insert(addr(name));
+                    if let TableFactor::Table { alias: a, .. } = tf {
+                        *a = Some(alias);
+                    }
+                    return Ok(());
+                }
+                (super::slices::subquery(self.view, target, &layers)?, alias)
             }
-            TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } | TableFactor::UNNEST { .. } => Ok(()),
-            _ => Err(AclError::refused("this kind of FROM item is not supported")),
+            TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } | TableFactor::UNNEST { .. } => return Ok(()),
+            _ => return Err(AclError::refused("this kind of FROM item is not supported")),
+        };
+        let (subquery, alias) = sliced;
+        *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
+        // The visitor walks into the new subquery next: its physical table is ours.
+        if let TableFactor::Derived { subquery, .. } = tf {
+            let mut mark = MarkRelations(&mut self.handled);
+            let _ = subquery.visit(&mut mark);
         }
+        Ok(())
+    }
+}
+
+struct MarkRelations<'h>(&'h mut HashSet<usize>);
+
+impl VisitorMut for MarkRelations<'_> {
+    type Break = ();
+    fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
+        self.0.insert(addr(name));
+        ControlFlow::Continue(())
     }
 }
 

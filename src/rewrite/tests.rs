@@ -195,3 +195,33 @@ fn unparseable_is_refused_without_echo() {
     assert!(e.starts_with("acl: could not parse"), "{e}");
     assert!(!e.contains("phys_secret"), "{e}");
 }
+
+#[test]
+fn sliced_objects_become_guarded_subqueries() {
+    use crate::policy::{Column, Slice};
+    let mut p = policy();
+    table(&mut p, "sales", "main", "people", ("phys", "main", "people"));
+    p.catalogs.get_mut("sales").unwrap().objects.get_mut(&("main".into(), "people".into())).unwrap().slice = Slice {
+        rls: Some("tenant = acl_claim('tenant')".into()),
+        columns: Some(vec![
+            Column { name: "id".into(), expr: None },
+            Column { name: "ssn".into(), expr: Some("NULL".into()) },
+        ]),
+    };
+    let role = p.roles.get_mut("analyst").unwrap();
+    role.claims.insert("tenant".into(), "ac'me".into());
+    role.catalog_grants.get_mut("sales").unwrap().slice = Slice { rls: Some("id > 1".into()), columns: None };
+    let principal = Principal::role("analyst");
+    let view = View::new(&p, &principal).unwrap();
+    assert_eq!(
+        statement(&view, "SELECT id FROM people WHERE ssn IS NULL").unwrap(),
+        r#"SELECT id FROM (SELECT CASE WHEN (id > 1) THEN (COLUMNS(*)) END FROM (SELECT CASE WHEN (tenant = 'ac''me') THEN ("id") END AS "id", CASE WHEN (tenant = 'ac''me') THEN (NULL) END AS "ssn" FROM "phys"."main"."people" AS "__acl_l0" WHERE (tenant = 'ac''me')) AS "__acl_l1" WHERE (id > 1)) AS "people" WHERE ssn IS NULL"#
+    );
+    // a missing claim is NULL: the predicate fails closed
+    let other = Principal::role("clerk");
+    let view = View::new(&p, &other).unwrap();
+    assert!(statement(&view, "SELECT id FROM people").unwrap().contains("WHERE (tenant = NULL)"));
+    // sliced objects are read-only
+    let e = statement(&view, "DELETE FROM people").unwrap_err().to_string();
+    assert!(e.contains("sales.people is read-only for role \"clerk\""), "{e}");
+}

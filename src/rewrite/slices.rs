@@ -1,0 +1,90 @@
+//! Building the read-only subquery that stands for a sliced object (SUBQUERY form).
+//!
+//! Each slice layer (the object's own COLUMNS/RLS, then the grants') wraps the previous one:
+//!
+//! ```sql
+//! SELECT CASE WHEN (<rls>) THEN (<expr>) END AS "col", … FROM <inner> AS "__acl_l0" WHERE (<rls>)
+//! ```
+//!
+//! The predicate is both the filter and a guard on every column: if DuckDB's optimizer evaluates
+//! a principal's own predicate (a cast that fails, `error()`) before the slice's filter, the
+//! hidden rows it sees have only NULLs, so it can observe nothing of them. A layer without
+//! COLUMNS keeps every column (`COLUMNS(*)` keeps their names).
+//! `acl_claim('k')` becomes the claim's value as a SQL literal (NULL when missing).
+use super::relations::quoted_sql;
+use crate::admin::slice::{claim_name, is_acl_claim};
+use crate::authz::View;
+use crate::error::{AclError, Result};
+use crate::policy::{PhysName, Slice};
+use sqlparser::ast::{Expr, Query, Value, VisitMut, VisitorMut};
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::parser::Parser;
+use std::fmt::Write;
+use std::ops::ControlFlow;
+
+pub(super) fn subquery(view: &View<'_>, target: &PhysName, layers: &[&crate::policy::Slice]) -> Result<Box<Query>> {
+    let mut sql = format!("{}.{}.{}", quoted_sql(&target.db), quoted_sql(&target.schema), quoted_sql(&target.name));
+    for (i, layer) in layers.iter().enumerate() {
+        let inner = if i == 0 { sql } else { format!("({sql})") };
+        sql = layer_sql(&inner, i, layer);
+    }
+    let mut query = Parser::new(&DuckDbDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_query())
+        .map_err(|_| AclError::internal("a policy expression did not parse"))?;
+    match query.visit(&mut Claims { view }) {
+        ControlFlow::Break(e) => return Err(e),
+        ControlFlow::Continue(()) => {}
+    }
+    Ok(query)
+}
+
+fn layer_sql(inner: &str, i: usize, layer: &Slice) -> String {
+    let guard = |e: &str| match &layer.rls {
+        Some(p) => format!("CASE WHEN ({p}) THEN ({e}) END"),
+        None => format!("({e})"),
+    };
+    let mut s = String::from("SELECT ");
+    match &layer.columns {
+        None if layer.rls.is_some() => s.push_str(&guard("COLUMNS(*)")),
+        None => s.push('*'),
+        Some(cols) => {
+            for (n, c) in cols.iter().enumerate() {
+                if n > 0 {
+                    s.push_str(", ");
+                }
+                let e = c.expr.clone().unwrap_or_else(|| quoted_sql(&c.name));
+                let _ = write!(s, "{} AS {}", guard(&e), quoted_sql(&c.name));
+            }
+        }
+    }
+    let _ = write!(s, " FROM {inner} AS \"__acl_l{i}\"");
+    if let Some(p) = &layer.rls {
+        let _ = write!(s, " WHERE ({p})");
+    }
+    s
+}
+
+struct Claims<'v, 'p> {
+    view: &'v View<'p>,
+}
+
+impl VisitorMut for Claims<'_, '_> {
+    type Break = AclError;
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<AclError> {
+        let Expr::Function(f) = e else { return ControlFlow::Continue(()) };
+        if !is_acl_claim(f) {
+            return ControlFlow::Continue(());
+        }
+        let Some(name) = claim_name(f) else {
+            return ControlFlow::Break(AclError::internal("acl_claim without a literal name"));
+        };
+        let value = match self.view.claim(&name) {
+            Some(v) => Value::SingleQuotedString(v.to_string()),
+            None => Value::Null,
+        };
+        *e = Expr::value(value);
+        ControlFlow::Continue(())
+    }
+}
