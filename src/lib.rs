@@ -2,6 +2,7 @@
 //!
 //! `lib.rs` only wires modules together; the C++ shim calls the `ffi` entry points.
 pub mod admin;
+pub mod auth;
 pub mod authz;
 pub mod error;
 pub mod policy;

@@ -12,6 +12,8 @@ use std::sync::Arc;
 pub struct State {
     policy: ArcSwap<Policy>,
     writer: Mutex<()>,
+    /// Verified tokens, until their `exp` or the next policy change.
+    pub tokens: crate::auth::TokenCache,
 }
 
 impl State {

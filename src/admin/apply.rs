@@ -1,13 +1,13 @@
 //! Applying a management command to the policy. Each arm validates before it mutates, so a
 //! failed command normally leaves the policy untouched (the caller also works on a clone).
-use super::{Command, CreateMode, ObjectWord};
+use super::{issuer, Command, CreateMode, ObjectWord};
 use crate::error::{AclError, Result};
 use crate::policy::{
     Slice,
     Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, Policy, Relation, RelationKind, Role,
 };
 
-const SKIPPED_EXISTS: &str = " (skipped: exists)";
+pub(super) const SKIPPED_EXISTS: &str = " (skipped: exists)";
 const SKIPPED_MISSING: &str = " (skipped: does not exist)";
 const REPLACED: &str = " (replaced)";
 const NOTHING_TO_REVOKE: &str = " (nothing to revoke)";
@@ -60,6 +60,15 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         } => grant_object(policy, key, role, *caps, *word, slice),
         Command::RevokeCatalog { catalog, role } => revoke_catalog(policy, catalog, role),
         Command::RevokeObject { key, role, word } => revoke_object(policy, key, role, *word),
+        Command::CreateRoleWithClaims { name, mode, claims } => {
+            issuer::create_role_with_claims(policy, name, *mode, claims)
+        }
+        Command::CreateIssuer { spec, mode } => issuer::create_issuer(policy, spec, *mode),
+        Command::DropIssuer { iss, if_exists } => issuer::drop_issuer(policy, iss, *if_exists),
+        Command::MapClaim { iss, value, role } => issuer::map_claim(policy, iss, value, role),
+        Command::UnmapClaim { iss, value, role } => {
+            issuer::unmap_claim(policy, iss, value, role.as_deref())
+        }
     }?;
     policy.version += 1;
     Ok(status)
@@ -155,7 +164,7 @@ fn drop_table(p: &mut Policy, key: &ObjKey, if_exists: bool) -> Result<String> {
     Ok(status)
 }
 
-fn create_role(p: &mut Policy, name: &str, mode: CreateMode) -> Result<String> {
+pub(super) fn create_role(p: &mut Policy, name: &str, mode: CreateMode) -> Result<String> {
     let status = format!("CREATE ROLE {}", q(name));
     let exists = p.roles.contains_key(name);
     match (exists, mode) {
@@ -177,6 +186,7 @@ fn drop_role(p: &mut Policy, name: &str, if_exists: bool) -> Result<String> {
     if p.roles.remove(name).is_none() {
         return missing(if_exists, status, || role_missing(name));
     }
+    issuer::forget_role(p, name);
     Ok(status)
 }
 
@@ -279,7 +289,7 @@ fn remove_grants(p: &mut Policy, catalog: impl Fn(&str) -> bool, object: impl Fn
 }
 
 /// A DROP of something absent: silent with IF EXISTS, an error otherwise.
-fn missing(if_exists: bool, status: String, err: impl FnOnce() -> AclError) -> Result<String> {
+pub(super) fn missing(if_exists: bool, status: String, err: impl FnOnce() -> AclError) -> Result<String> {
     if if_exists {
         Ok(status + SKIPPED_MISSING)
     } else {
@@ -291,7 +301,7 @@ fn catalog_missing(name: &str) -> AclError {
     AclError::invalid(format!("virtual catalog \"{name}\" does not exist"))
 }
 
-fn role_missing(name: &str) -> AclError {
+pub(super) fn role_missing(name: &str) -> AclError {
     AclError::invalid(format!("role \"{name}\" does not exist"))
 }
 
@@ -305,7 +315,7 @@ fn object_missing(key: &ObjKey, word: ObjectWord) -> AclError {
 }
 
 /// A name for a status line, quoted only when it would not read back as the same identifier.
-fn q(name: &str) -> String {
+pub(super) fn q(name: &str) -> String {
     let plain = name
         .chars()
         .next()

@@ -4,6 +4,7 @@
 //! split so a caller can check a scope against the parsed command before touching any policy, and
 //! so `apply` can run on a clone that is dropped if it fails.
 mod apply;
+mod issuer;
 pub mod slice;
 mod parse;
 
@@ -13,6 +14,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 pub use apply::apply;
+pub use issuer::{IssuerSpec, KeySource};
 pub use parse::parse;
 
 /// How a CREATE treats a name that already exists.
@@ -104,10 +106,35 @@ pub enum Command {
         role: String,
         word: ObjectWord,
     },
+    /// `CREATE ROLE r CLAIMS (…)`: claim names lower-case, values as text.
+    CreateRoleWithClaims {
+        name: String,
+        mode: CreateMode,
+        claims: std::collections::BTreeMap<String, String>,
+    },
+    CreateIssuer {
+        spec: IssuerSpec,
+        mode: CreateMode,
+    },
+    DropIssuer {
+        iss: String,
+        if_exists: bool,
+    },
+    MapClaim {
+        iss: String,
+        value: String,
+        role: String,
+    },
+    /// `role: None` removes the value's mapping to every role.
+    UnmapClaim {
+        iss: String,
+        value: String,
+        role: Option<String>,
+    },
 }
 
-/// Does this statement start like a management statement (CREATE [OR REPLACE] VIRTUAL|ROLE,
-/// DROP VIRTUAL|ROLE, GRANT, REVOKE)? Only routes the text; `parse` does the real checking, so
+/// Does this statement start like a management statement (CREATE [OR REPLACE] VIRTUAL|ROLE|ISSUER,
+/// DROP VIRTUAL|ROLE|ISSUER, GRANT, REVOKE, MAP|UNMAP CLAIM)? Only routes the text; `parse` does the real checking, so
 /// e.g. `GRANT SCHEMA …` is routed here and then refused as not supported.
 pub fn is_management(sql: &str) -> bool {
     let dialect = DuckDbDialect {};
@@ -124,23 +151,27 @@ pub fn is_management(sql: &str) -> bool {
         }
     };
     let mut words = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_)));
-    let mut next_kw = || match words.next() {
-        Some(Token::Word(w)) if w.quote_style.is_none() => w.keyword,
-        _ => Keyword::NoKeyword,
+    // Keyword and upper-case text: ISSUER, UNMAP and CLAIM are no sqlparser keywords.
+    let mut next = || match words.next() {
+        Some(Token::Word(w)) if w.quote_style.is_none() => (w.keyword, w.value.to_ascii_uppercase()),
+        _ => (Keyword::NoKeyword, String::new()),
     };
-    match next_kw() {
+    let object = |(k, w): (Keyword, String)| matches!(k, Keyword::VIRTUAL | Keyword::ROLE) || w == "ISSUER";
+    let (first, word) = next();
+    match first {
         Keyword::GRANT | Keyword::REVOKE => true,
-        Keyword::DROP => matches!(next_kw(), Keyword::VIRTUAL | Keyword::ROLE),
+        Keyword::DROP => object(next()),
         Keyword::CREATE => {
-            let mut k = next_kw();
-            if k == Keyword::OR {
-                if next_kw() != Keyword::REPLACE {
+            let mut k = next();
+            if k.0 == Keyword::OR {
+                if next().0 != Keyword::REPLACE {
                     return false;
                 }
-                k = next_kw();
+                k = next();
             }
-            matches!(k, Keyword::VIRTUAL | Keyword::ROLE)
+            object(k)
         }
+        _ if word == "MAP" || word == "UNMAP" => next().1 == "CLAIM",
         _ => false,
     }
 }

@@ -9,7 +9,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
-const PREFIX: &str = "could not parse management statement";
+pub(super) const PREFIX: &str = "could not parse management statement";
 
 /// Parse exactly one management statement (one trailing `;` is tolerated).
 pub fn parse(sql: &str) -> Result<Command> {
@@ -32,8 +32,8 @@ pub fn parse(sql: &str) -> Result<Command> {
     Ok(cmd)
 }
 
-struct P<'a> {
-    p: Parser<'a>,
+pub(super) struct P<'a> {
+    pub(super) p: Parser<'a>,
 }
 
 /// Unquoted words that end a name in our grammar; refusing them as names turns
@@ -49,7 +49,7 @@ const STOP_WORDS: [Keyword; 6] = [
 ];
 
 impl<'a> P<'a> {
-    fn err<T>(&self, expected: &str) -> Result<T> {
+    pub(super) fn err<T>(&self, expected: &str) -> Result<T> {
         let found = describe(&self.p.peek_token_ref().token);
         Err(AclError::syntax(format!(
             "{PREFIX}: expected {expected}, found {found}"
@@ -60,11 +60,11 @@ impl<'a> P<'a> {
         Err(AclError::syntax(format!("{what} is not supported yet")))
     }
 
-    fn kw(&mut self, k: Keyword) -> bool {
+    pub(super) fn kw(&mut self, k: Keyword) -> bool {
         self.p.parse_keyword(k)
     }
 
-    fn expect_kw(&mut self, k: Keyword, what: &str) -> Result<()> {
+    pub(super) fn expect_kw(&mut self, k: Keyword, what: &str) -> Result<()> {
         if self.p.expect_keyword(k).is_err() {
             return self.err(what);
         }
@@ -72,7 +72,7 @@ impl<'a> P<'a> {
     }
 
     /// For words sqlparser has no `Keyword` for: an unquoted word, case-insensitive.
-    fn peek_word(&self, word: &str) -> bool {
+    pub(super) fn peek_word(&self, word: &str) -> bool {
         matches!(&self.p.peek_token_ref().token,
             Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
     }
@@ -95,6 +95,8 @@ impl<'a> P<'a> {
             self.grant()
         } else if self.kw(Keyword::REVOKE) {
             self.revoke()
+        } else if self.peek_word("map") || self.peek_word("unmap") {
+            self.map_claim()
         } else {
             self.err("CREATE, DROP, GRANT or REVOKE")
         }
@@ -138,8 +140,13 @@ impl<'a> P<'a> {
         if self.kw(Keyword::ROLE) {
             let mode = self.create_mode(or_replace)?;
             let name = self.one_part("a role name")?;
-            self.refuse_clauses(&["claims"], "CREATE ROLE")?;
+            if let Some(claims) = self.role_claims()? {
+                return Ok(Command::CreateRoleWithClaims { name, mode, claims });
+            }
             return Ok(Command::CreateRole { name, mode });
+        }
+        if self.word("issuer") {
+            return self.create_issuer(or_replace);
         }
         self.err("VIRTUAL or ROLE")
     }
@@ -170,6 +177,9 @@ impl<'a> P<'a> {
             let if_exists = self.if_exists();
             let name = self.one_part("a role name")?;
             return Ok(Command::DropRole { name, if_exists });
+        }
+        if self.word("issuer") {
+            return self.drop_issuer();
         }
         self.err("VIRTUAL or ROLE")
     }
@@ -345,7 +355,7 @@ impl<'a> P<'a> {
             .collect()
     }
 
-    fn create_mode(&mut self, or_replace: bool) -> Result<CreateMode> {
+    pub(super) fn create_mode(&mut self, or_replace: bool) -> Result<CreateMode> {
         let if_not_exists = self
             .p
             .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
@@ -359,7 +369,7 @@ impl<'a> P<'a> {
         }
     }
 
-    fn if_exists(&mut self) -> bool {
+    pub(super) fn if_exists(&mut self) -> bool {
         self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS])
     }
 
@@ -405,7 +415,7 @@ impl<'a> P<'a> {
         }
     }
 
-    fn one_part(&mut self, what: &str) -> Result<String> {
+    pub(super) fn one_part(&mut self, what: &str) -> Result<String> {
         let parts = self.name(what)?;
         if parts.len() != 1 {
             return Err(AclError::syntax(format!(

@@ -394,10 +394,6 @@ fn out_of_scope_forms_are_not_supported_yet() {
             "DROP VIRTUAL TABLE FUNCTION",
         ),
         (
-            "CREATE ROLE r CLAIMS (tenant = 'acme')",
-            "CLAIMS in CREATE ROLE",
-        ),
-        (
             "GRANT CATALOG c TO ROLE r EXPIRES '2030-01-01'",
             "EXPIRES in GRANT CATALOG",
         ),

@@ -87,7 +87,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
         let tokens: Vec<Token> =
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
-        rewrite::batch(&state.policy(), &batch).map(Some)
+        rewrite::batch(&state.policy(), &state.tokens, &batch).map(Some)
     }));
     let out = unsafe { &mut *out };
     match result {

@@ -40,7 +40,7 @@ pub struct Output {
 /// Nesting deeper than this is refused by the parser rather than risking the stack.
 const RECURSION_LIMIT: usize = 64;
 
-pub fn batch(policy: &Policy, batch: &Batch<'_>) -> Result<Output> {
+pub fn batch(policy: &Policy, tokens: &crate::auth::TokenCache, batch: &Batch<'_>) -> Result<Output> {
     let mut sql = String::new();
     match &batch.prefix {
         Prefix::Admin => {
@@ -59,7 +59,17 @@ pub fn batch(policy: &Policy, batch: &Batch<'_>) -> Result<Output> {
                 push(&mut sql, &statement(&view, s)?);
             }
         }
-        Prefix::Token(_) => return Err(AclError::refused("ACL TOKEN is not supported yet")),
+        Prefix::Token(jwt) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_err(|_| AclError::internal("the system clock is before 1970"))?
+                .as_secs() as i64;
+            let principal = tokens.principal(policy, jwt, now, crate::auth::DEFAULT_CLOCK_SKEW_SECS)?;
+            let view = View::new(policy, &principal)?;
+            for s in &batch.statements {
+                push(&mut sql, &statement(&view, s)?);
+            }
+        }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
     Ok(Output { sql, statements: batch.statements.len() })

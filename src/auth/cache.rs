@@ -1,0 +1,92 @@
+//! Verified tokens, so a gateway sending the same JWT on every statement pays for the
+//! signature once. Keyed by the SHA-256 of the token text (the token itself is never stored),
+//! tied to the policy version it was verified under, and valid until the token's `exp`.
+use super::verify;
+use crate::authz::Principal;
+use crate::error::Result;
+use crate::policy::Policy;
+use dashmap::DashMap;
+use sha2::{Digest, Sha256};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Past this many entries the cache starts over: a simple bound that needs no LRU bookkeeping.
+const MAX_ENTRIES: usize = 10_000;
+
+struct Entry {
+    version: u64,
+    exp: i64,
+    principal: Principal,
+}
+
+/// Owned by the caller (one per database's state); cheap to share across threads.
+pub struct TokenCache {
+    entries: DashMap<[u8; 32], Entry>,
+    /// The policy version the entries belong to; a different one empties the cache, so any
+    /// policy change (a dropped issuer, an unmapped claim, a dropped role) acts at once.
+    version: AtomicU64,
+}
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        TokenCache {
+            entries: DashMap::new(),
+            version: AtomicU64::new(u64::MAX),
+        }
+    }
+}
+
+impl TokenCache {
+    pub fn new() -> TokenCache {
+        TokenCache::default()
+    }
+
+    /// `principal_from_token`, answered from the cache when this token was verified under the
+    /// same policy version and its `exp` (plus skew) has not passed.
+    pub fn principal(
+        &self,
+        policy: &Policy,
+        token: &str,
+        now_unix: i64,
+        skew_secs: u64,
+    ) -> Result<Principal> {
+        if self.version.swap(policy.version, Ordering::AcqRel) != policy.version {
+            self.entries.clear();
+        }
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let skew = i64::try_from(skew_secs).unwrap_or(i64::MAX);
+        {
+            // Scoped: the shard lock must be released before `remove`/`insert` below.
+            if let Some(e) = self.entries.get(&key) {
+                if e.version == policy.version && now_unix <= e.exp.saturating_add(skew) {
+                    return Ok(e.principal.clone());
+                }
+            }
+        }
+        self.entries.remove(&key);
+        let (principal, exp) = verify(policy, token, now_unix, skew_secs)?;
+        if self.entries.len() >= MAX_ENTRIES {
+            self.entries.clear();
+        }
+        self.entries.insert(
+            key,
+            Entry {
+                version: policy.version,
+                exp,
+                principal: principal.clone(),
+            },
+        );
+        Ok(principal)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn clear(&self) {
+        self.entries.clear();
+    }
+}

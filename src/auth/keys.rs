@@ -1,0 +1,287 @@
+//! An issuer's `KEYS`, in the three forms `CREATE ISSUER` accepts, turned into jsonwebtoken
+//! `DecodingKey`s. Each key carries the algorithms it may verify, so a token can never pick an
+//! algorithm of another key family (the HS256-with-an-RSA-public-key confusion).
+use crate::error::{AclError, Result};
+use crate::policy::Issuer;
+use jsonwebtoken::jwk::{
+    AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyOperations, PublicKeyUse,
+};
+use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
+
+/// `KEYS 'hmac:<secret>'`: a shared secret for HS256/HS384/HS512, the UTF-8 bytes after the prefix.
+pub const HMAC_PREFIX: &str = "hmac:";
+/// RFC 7518 §3.2: an HMAC key at least as long as the hash output (HS256: 32 bytes).
+const MIN_HMAC_BYTES: usize = 32;
+/// RSA moduli shorter than this are refused (NIST SP 800-131A).
+const MIN_RSA_BYTES: usize = 256;
+
+/// Every algorithm we verify, by the upper-case name `ALGS` stores.
+const ALGORITHMS: [(&str, Algorithm); 12] = [
+    ("RS256", Algorithm::RS256),
+    ("RS384", Algorithm::RS384),
+    ("RS512", Algorithm::RS512),
+    ("PS256", Algorithm::PS256),
+    ("PS384", Algorithm::PS384),
+    ("PS512", Algorithm::PS512),
+    ("ES256", Algorithm::ES256),
+    ("ES384", Algorithm::ES384),
+    ("EDDSA", Algorithm::EdDSA),
+    ("HS256", Algorithm::HS256),
+    ("HS384", Algorithm::HS384),
+    ("HS512", Algorithm::HS512),
+];
+
+/// An `ALGS` entry, case-insensitive. `none` gets its own message: it is refused by design.
+pub fn parse_alg(name: &str) -> Result<Algorithm> {
+    let upper = name.to_ascii_uppercase();
+    if upper == "NONE" {
+        return Err(AclError::invalid("algorithm none is never accepted"));
+    }
+    match ALGORITHMS.iter().find(|(n, _)| *n == upper) {
+        Some((_, a)) => Ok(*a),
+        None => {
+            let known: Vec<&str> = ALGORITHMS.iter().map(|(n, _)| *n).collect();
+            let mut shown = name.to_string();
+            shown.truncate(shown.char_indices().nth(20).map_or(shown.len(), |(i, _)| i));
+            Err(AclError::invalid(format!(
+                "unknown algorithm {shown} (known: {})",
+                known.join(", ")
+            )))
+        }
+    }
+}
+
+/// The upper-case name of an algorithm, as `ALGS` stores it.
+pub fn alg_name(alg: Algorithm) -> &'static str {
+    ALGORITHMS
+        .iter()
+        .find(|(_, a)| *a == alg)
+        .map_or("?", |(n, _)| n)
+}
+
+/// One verification key and the algorithms it may verify (never empty after `parse`, except
+/// when `ALGS` excludes every algorithm of this key: then it verifies nothing).
+pub struct VerifyKey {
+    pub kid: Option<String>,
+    pub key: DecodingKey,
+    pub algs: Vec<Algorithm>,
+}
+
+pub struct IssuerKeys {
+    keys: Vec<VerifyKey>,
+    /// A PEM key or a secret: one key, and the token's `kid` is ignored.
+    single: bool,
+}
+
+impl IssuerKeys {
+    /// Parses and checks an issuer's keys against its `ALGS`; every error is `Invalid` and says
+    /// what is wrong without repeating key material.
+    pub fn parse(issuer: &Issuer) -> Result<IssuerKeys> {
+        let allowed = issuer
+            .algs
+            .iter()
+            .map(|a| parse_alg(a))
+            .collect::<Result<Vec<_>>>()?;
+        let text = issuer.keys.trim();
+        let (mut keys, single) = if let Some(secret) = issuer.keys.strip_prefix(HMAC_PREFIX) {
+            (vec![hmac_key(secret)?], true)
+        } else if text.starts_with("-----BEGIN") {
+            (vec![pem_key(text)?], true)
+        } else if text.starts_with('{') {
+            (jwks_keys(text)?, false)
+        } else {
+            return Err(AclError::invalid(
+                "issuer KEYS must be a PEM public key, a JWKS document or 'hmac:<secret>'",
+            ));
+        };
+        if !allowed.is_empty() {
+            for k in &mut keys {
+                k.algs.retain(|a| allowed.contains(a));
+            }
+            // An ALGS entry no key can verify is a mistake the operator should hear about now.
+            if let Some(a) = allowed
+                .iter()
+                .find(|a| !keys.iter().any(|k| k.algs.contains(a)))
+            {
+                return Err(AclError::invalid(format!(
+                    "ALGS {}: none of the issuer's keys can verify it",
+                    alg_name(*a)
+                )));
+            }
+        }
+        Ok(IssuerKeys { keys, single })
+    }
+
+    /// Does any key of the issuer verify `alg`?
+    pub fn allows(&self, alg: Algorithm) -> bool {
+        self.keys.iter().any(|k| k.algs.contains(&alg))
+    }
+
+    /// The key for a token's `kid`. A JWKS of several keys needs a `kid` that names one.
+    pub fn select(&self, kid: Option<&str>) -> Option<&VerifyKey> {
+        if self.single {
+            return self.keys.first();
+        }
+        match kid {
+            Some(kid) => self.keys.iter().find(|k| k.kid.as_deref() == Some(kid)),
+            None if self.keys.len() == 1 => self.keys.first(),
+            None => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+fn hmac_key(secret: &str) -> Result<VerifyKey> {
+    if secret.len() < MIN_HMAC_BYTES {
+        return Err(AclError::invalid(format!(
+            "an hmac: secret must be at least {MIN_HMAC_BYTES} bytes"
+        )));
+    }
+    let key = DecodingKey::from_secret(secret.as_bytes())
+        .map_err(|_| AclError::invalid("the hmac: secret is not usable"))?;
+    Ok(VerifyKey {
+        kid: None,
+        key,
+        algs: AlgorithmFamily::Hmac.algorithms().to_vec(),
+    })
+}
+
+/// One public key in PEM. It goes through `Jwk::from_decoding_key`, which checks the key's
+/// structure and tells the EC curve, and then takes the same path as a JWKS key.
+fn pem_key(text: &str) -> Result<VerifyKey> {
+    const BAD: &str = "the PEM key is not an RSA, EC (P-256, P-384) or Ed25519 public key";
+    // Only public keys: a private key or a certificate in the policy is a mistake to stop.
+    if !(text.starts_with("-----BEGIN PUBLIC KEY-----")
+        || text.starts_with("-----BEGIN RSA PUBLIC KEY-----"))
+    {
+        return Err(AclError::invalid(
+            "the PEM must be a public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY)",
+        ));
+    }
+    if text.matches("-----BEGIN").count() > 1 {
+        return Err(AclError::invalid(
+            "give one PEM key, or several keys as a JWKS",
+        ));
+    }
+    let pem = text.as_bytes();
+    let key = DecodingKey::from_rsa_pem(pem)
+        .or_else(|_| DecodingKey::from_ec_pem(pem))
+        .or_else(|_| DecodingKey::from_ed_pem(pem))
+        .map_err(|_| AclError::invalid(BAD))?;
+    let jwk = Jwk::from_decoding_key(&key, None).map_err(|_| AclError::invalid(BAD))?;
+    jwk_key(&jwk, "the PEM key")?.ok_or_else(|| AclError::invalid(BAD))
+}
+
+/// A JWKS document (`{"keys": […]}`) or a single JWK.
+fn jwks_keys(text: &str) -> Result<Vec<VerifyKey>> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|_| AclError::invalid("the KEYS JSON does not parse"))?;
+    let set: JwkSet = if value.get("keys").is_some() {
+        serde_json::from_value(value)
+            .map_err(|_| AclError::invalid("the KEYS JSON is not a JWKS"))?
+    } else {
+        let jwk = serde_json::from_value(value)
+            .map_err(|_| AclError::invalid("the KEYS JSON is not a JWK"))?;
+        JwkSet { keys: vec![jwk] }
+    };
+    let mut out: Vec<VerifyKey> = Vec::new();
+    for (i, jwk) in set.keys.iter().enumerate() {
+        let what = match &jwk.common.key_id {
+            Some(kid) => format!("JWKS key \"{}\"", kid.chars().take(40).collect::<String>()),
+            None => format!("JWKS key #{}", i + 1),
+        };
+        let Some(key) = jwk_key(jwk, &what)? else {
+            continue;
+        };
+        // Two keys under one kid would make the choice of key ambiguous.
+        if key.kid.is_some() && out.iter().any(|k| k.kid == key.kid) {
+            return Err(AclError::invalid(format!(
+                "{what} appears twice in the JWKS"
+            )));
+        }
+        out.push(key);
+    }
+    if out.is_empty() {
+        return Err(AclError::invalid("the JWKS has no signing key"));
+    }
+    if out.len() > 1 && out.iter().any(|k| k.kid.is_none()) {
+        return Err(AclError::invalid(
+            "every key of a JWKS with several keys needs a kid",
+        ));
+    }
+    Ok(out)
+}
+
+/// A JWK as a verification key; `None` for a key meant for encryption (skipped, not refused:
+/// published JWKS documents often carry both).
+fn jwk_key(jwk: &Jwk, what: &str) -> Result<Option<VerifyKey>> {
+    if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption))
+        || jwk
+            .common
+            .key_operations
+            .as_ref()
+            .is_some_and(|ops| !ops.contains(&KeyOperations::Verify))
+    {
+        return Ok(None);
+    }
+    let unsupported = || AclError::invalid(format!("{what}: unsupported key type or curve"));
+    let mut algs: Vec<Algorithm> = match &jwk.algorithm {
+        AlgorithmParameters::RSA(p) => {
+            // base64url without padding: 4 characters per 3 bytes.
+            if p.n.trim_end_matches('=').len() * 3 / 4 < MIN_RSA_BYTES {
+                return Err(AclError::invalid(format!(
+                    "{what}: RSA keys must have at least 2048 bits"
+                )));
+            }
+            AlgorithmFamily::Rsa.algorithms().to_vec()
+        }
+        AlgorithmParameters::EllipticCurve(p) => match p.curve {
+            EllipticCurve::P256 => vec![Algorithm::ES256],
+            EllipticCurve::P384 => vec![Algorithm::ES384],
+            _ => return Err(unsupported()),
+        },
+        AlgorithmParameters::OctetKeyPair(p) => match p.curve {
+            EllipticCurve::Ed25519 => vec![Algorithm::EdDSA],
+            _ => return Err(unsupported()),
+        },
+        AlgorithmParameters::OctetKey(_) => AlgorithmFamily::Hmac.algorithms().to_vec(),
+        _ => return Err(unsupported()),
+    };
+    if let Some(ka) = jwk.common.key_algorithm {
+        match Algorithm::try_from(ka) {
+            Ok(a) if algs.contains(&a) => algs = vec![a],
+            _ => {
+                return Err(AclError::invalid(format!(
+                    "{what}: its alg does not fit its key type"
+                )))
+            }
+        }
+    }
+    let invalid = || AclError::invalid(format!("{what} is not a valid key"));
+    let key = DecodingKey::from_jwk(jwk).map_err(|_| invalid())?;
+    match key.family() {
+        AlgorithmFamily::Hmac if key.try_get_as_bytes().map_or(0, <[u8]>::len) < MIN_HMAC_BYTES => {
+            return Err(AclError::invalid(format!(
+                "{what}: an HMAC key must be at least {MIN_HMAC_BYTES} bytes"
+            )));
+        }
+        // Building the verifier parses EC and Ed keys: an error here is a broken key (a wrong
+        // signature only answers false).
+        AlgorithmFamily::Ec | AlgorithmFamily::Ed => {
+            jsonwebtoken::crypto::verify("", b"", &key, algs[0]).map_err(|_| invalid())?;
+        }
+        _ => {}
+    }
+    Ok(Some(VerifyKey {
+        kid: jwk.common.key_id.clone(),
+        key,
+        algs,
+    }))
+}

@@ -1,0 +1,248 @@
+//! `ACL TOKEN '<jwt>'`: a JWT verified offline against a registered issuer (`CREATE ISSUER`)
+//! becomes a `Principal`. See specs/003-tokens.md.
+//!
+//! Order matters: the unverified payload is read only to pick the issuer; everything the
+//! principal is made of comes from the payload `jsonwebtoken::decode` returns after the
+//! signature checked out. Every rejection is `Refused("token rejected: <reason>")` with a fixed
+//! reason, so no message ever carries the token or a claim from it.
+mod cache;
+pub mod keys;
+
+pub use cache::TokenCache;
+pub use keys::IssuerKeys;
+
+use crate::authz::Principal;
+use crate::error::{AclError, Result};
+use crate::policy::{norm, Issuer, Policy};
+use jsonwebtoken::errors::{Error as JwtError, ErrorKind};
+use jsonwebtoken::{decode, decode_header, Validation};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// The clock skew tolerated on `exp` and `nbf` until `acl_jwt_clock_skew` is wired.
+pub const DEFAULT_CLOCK_SKEW_SECS: u64 = 60;
+/// The role claim when `CREATE ISSUER` names none.
+pub const DEFAULT_ROLE_CLAIM: &str = "roles";
+/// Longer tokens are refused before any parsing (no IdP issues JWTs near this size).
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+fn reject(reason: &str) -> AclError {
+    AclError::refused(format!("token rejected: {reason}"))
+}
+
+/// Verifies `token` against the policy's issuers at time `now_unix` (seconds), tolerating
+/// `skew_secs` on `exp`/`nbf`, and derives the principal: roles through `MAP CLAIM`, claims from
+/// the roles' defaults overridden by the issuer's `CLAIM MAP`. Uncached; see `TokenCache`.
+pub fn principal_from_token(
+    policy: &Policy,
+    token: &str,
+    now_unix: i64,
+    skew_secs: u64,
+) -> Result<Principal> {
+    verify(policy, token, now_unix, skew_secs).map(|(p, _)| p)
+}
+
+/// `principal_from_token`, also returning the token's `exp` (for the cache).
+fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result<(Principal, i64)> {
+    if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
+        return Err(reject("malformed"));
+    }
+    let header = decode_header(token).map_err(|e| reject(header_reason(&e)))?;
+    // RFC 7515 §4.1.11: a critical extension we do not implement must not be ignored.
+    if header.crit.as_ref().is_some_and(|c| !c.is_empty()) {
+        return Err(reject("unsupported critical header"));
+    }
+    // The only use of unverified data: which issuer's keys to verify with.
+    let peek: Value =
+        jsonwebtoken::dangerous::insecure_decode_claims(token).map_err(|_| reject("malformed"))?;
+    let iss = peek
+        .get("iss")
+        .and_then(Value::as_str)
+        .ok_or_else(|| reject("unknown issuer"))?;
+    let issuer = policy
+        .issuers
+        .get(iss)
+        .ok_or_else(|| reject("unknown issuer"))?;
+    // Keys were checked when the issuer was created; if they no longer parse, verify nothing.
+    let keys = IssuerKeys::parse(issuer).map_err(|_| reject("the issuer's keys are unusable"))?;
+    if !keys.allows(header.alg) {
+        return Err(reject("algorithm not allowed"));
+    }
+    let key = keys
+        .select(header.kid.as_deref())
+        .ok_or_else(|| reject("unknown key id"))?;
+    if !key.algs.contains(&header.alg) {
+        return Err(reject("algorithm not allowed"));
+    }
+
+    let mut v = Validation::new(header.alg);
+    // Time is checked below against the caller's clock, not the library's.
+    v.validate_exp = false;
+    v.validate_nbf = false;
+    v.leeway = 0;
+    v.required_spec_claims = HashSet::from(["iss".to_string()]);
+    v.set_issuer(&[iss]);
+    if issuer.audiences.is_empty() {
+        v.validate_aud = false;
+    } else {
+        v.set_audience(&issuer.audiences);
+        v.required_spec_claims.insert("aud".to_string());
+    }
+    let claims = decode::<Value>(token, &key.key, &v)
+        .map_err(|e| reject(decode_reason(&e)))?
+        .claims;
+
+    let skew = i64::try_from(skew_secs).unwrap_or(i64::MAX);
+    let exp = match claims.get("exp") {
+        None => return Err(reject("it has no exp claim")),
+        Some(v) => numeric_date(v).ok_or_else(|| reject("malformed"))?,
+    };
+    if exp.saturating_add(skew) < now_unix {
+        return Err(reject("expired"));
+    }
+    if let Some(nbf) = claims.get("nbf") {
+        let nbf = numeric_date(nbf).ok_or_else(|| reject("malformed"))?;
+        if nbf > now_unix.saturating_add(skew) {
+            return Err(reject("not yet valid"));
+        }
+    }
+
+    let roles = roles_of(policy, iss, issuer, &claims)?;
+    let principal_claims = claims_of(policy, &roles, issuer, &claims);
+    let label = match claims.get("sub").and_then(Value::as_str) {
+        Some(sub) => format!("token of \"{}\"", sub.chars().take(64).collect::<String>()),
+        None => "token".to_string(),
+    };
+    Ok((
+        Principal {
+            roles,
+            label,
+            claims: principal_claims,
+        },
+        exp,
+    ))
+}
+
+/// `decode_header` fails on an `alg` outside jsonwebtoken's enum (`none` included) with serde's
+/// "unknown variant"; anything else wrong with the header is malformed.
+fn header_reason(e: &JwtError) -> &'static str {
+    match e.kind() {
+        ErrorKind::Json(j) if j.to_string().contains("unknown variant") => "algorithm not allowed",
+        _ => "malformed",
+    }
+}
+
+fn decode_reason(e: &JwtError) -> &'static str {
+    match e.kind() {
+        ErrorKind::InvalidSignature => "bad signature",
+        // Key and algorithm were matched above; a key the backend cannot use fails closed here.
+        ErrorKind::InvalidKeyFormat
+        | ErrorKind::InvalidRsaKey(_)
+        | ErrorKind::InvalidEcdsaKey
+        | ErrorKind::InvalidEddsaKey => "bad signature",
+        ErrorKind::InvalidAlgorithm
+        | ErrorKind::MissingAlgorithm
+        | ErrorKind::UnsupportedAlgorithm => "algorithm not allowed",
+        ErrorKind::InvalidIssuer => "unknown issuer",
+        ErrorKind::InvalidAudience => "wrong audience",
+        ErrorKind::MissingRequiredClaim(c) if c == "aud" => "wrong audience",
+        ErrorKind::MissingRequiredClaim(c) if c == "iss" => "unknown issuer",
+        _ => "malformed",
+    }
+}
+
+/// RFC 7519 NumericDate: seconds, possibly fractional.
+fn numeric_date(v: &Value) -> Option<i64> {
+    let n = v.as_number()?;
+    n.as_i64().or_else(|| n.as_f64().map(|f| f.floor() as i64))
+}
+
+/// The value at a dotted claim path. At each level the longest run of segments that names a
+/// key wins, so namespaced claims such as `https://example.com/roles` need no escaping.
+pub fn claim_at<'v>(claims: &'v Value, path: &str) -> Option<&'v Value> {
+    fn walk<'v>(v: &'v Value, segs: &[&str]) -> Option<&'v Value> {
+        if segs.is_empty() {
+            return Some(v);
+        }
+        let obj = v.as_object()?;
+        (1..=segs.len()).rev().find_map(|n| {
+            obj.get(&segs[..n].join("."))
+                .and_then(|x| walk(x, &segs[n..]))
+        })
+    }
+    let segs: Vec<&str> = path.split('.').collect();
+    walk(claims, &segs)
+}
+
+/// Roles from the role claim (a string or an array of strings) through `MAP CLAIM`; roles
+/// that no longer exist are skipped. Sorted, without duplicates.
+fn roles_of(policy: &Policy, iss: &str, issuer: &Issuer, claims: &Value) -> Result<Vec<String>> {
+    let path = if issuer.role_claim.is_empty() {
+        DEFAULT_ROLE_CLAIM
+    } else {
+        issuer.role_claim.as_str()
+    };
+    let values: Vec<&str> = match claim_at(claims, path) {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let mut roles = BTreeSet::new();
+    for value in values {
+        if let Some(mapped) = policy
+            .claim_roles
+            .get(&(iss.to_string(), value.to_string()))
+        {
+            roles.extend(
+                mapped
+                    .iter()
+                    .filter(|r| policy.roles.contains_key(*r))
+                    .cloned(),
+            );
+        }
+    }
+    if roles.is_empty() {
+        return Err(reject("no role is mapped for this token"));
+    }
+    Ok(roles.into_iter().collect())
+}
+
+/// The roles' default claims (on a key two roles both set, the alphabetically first role
+/// wins), then the issuer's `CLAIM MAP` over them. A mapped path the token lacks leaves the
+/// default; a path holding null, an array or an object removes the claim (NULL fails closed).
+fn claims_of(
+    policy: &Policy,
+    roles: &[String],
+    issuer: &Issuer,
+    claims: &Value,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for role in roles.iter().filter_map(|r| policy.roles.get(r)) {
+        for (k, v) in &role.claims {
+            out.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    for (path, name) in &issuer.claim_map {
+        let Some(v) = claim_at(claims, path) else {
+            continue;
+        };
+        let text = match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        };
+        match text {
+            Some(t) => out.insert(norm(name), t),
+            None => out.remove(&norm(name)),
+        };
+    }
+    out
+}
+
+#[cfg(test)]
+mod admin_tests;
+#[cfg(test)]
+mod test_keys;
+#[cfg(test)]
+mod tests;

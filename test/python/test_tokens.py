@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""`ACL TOKEN '<jwt>'` end to end (specs/003-tokens.md): tokens minted by PyJWT with keys made here.
+
+Run: python test/python/test_tokens.py --extension build/release/acl.duckdb_extension
+Ends with `N passed, N failed`.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+
+import duckdb
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from jwt.algorithms import ECAlgorithm, HMACAlgorithm, RSAAlgorithm
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def public_pem(key):
+    return key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    ).decode()
+
+
+RSA = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+RSA_OTHER = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+P256 = ec.generate_private_key(ec.SECP256R1())
+P384 = ec.generate_private_key(ec.SECP384R1())
+ED = ed25519.Ed25519PrivateKey.generate()
+SECRET = "a-shared-secret-that-is-32-bytes-or-longer"
+
+# issuer -> (KEYS text, extra clauses)
+ISSUERS = {
+    "https://rsa.example": (public_pem(RSA), "AUDIENCES ('warehouse')"),
+    "https://p256.example": (public_pem(P256), ""),
+    "https://p384.example": (public_pem(P384), ""),
+    "https://ed.example": (public_pem(ED), ""),
+    "https://hs.example": ("hmac:" + SECRET, "ALGS (HS256)"),
+    "https://jwks.example": (
+        json.dumps({"keys": [
+            dict(RSAAlgorithm.to_jwk(RSA.public_key(), as_dict=True), kid="k1"),
+            dict(ECAlgorithm.to_jwk(P256.public_key(), as_dict=True), kid="k2"),
+        ]}),
+        "",
+    ),
+}
+
+# algorithm -> (issuer, signing key)
+SIGNERS = {
+    "RS256": ("https://rsa.example", RSA),
+    "RS384": ("https://rsa.example", RSA),
+    "RS512": ("https://rsa.example", RSA),
+    "PS256": ("https://rsa.example", RSA),
+    "ES256": ("https://p256.example", P256),
+    "ES384": ("https://p384.example", P384),
+    "EdDSA": ("https://ed.example", ED),
+    "HS256": ("https://hs.example", SECRET),
+}
+
+
+def sql_str(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def setup(ext):
+    con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD '{ext}'")
+    con.execute("ATTACH ':memory:' AS phys")
+    con.execute("CREATE TABLE phys.main.orders (id INTEGER, customer VARCHAR)")
+    con.execute("INSERT INTO phys.main.orders VALUES (1, 'acme'), (2, 'globex'), (3, 'acme')")
+    con.execute(
+        "ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders;"
+        " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN"
+    )
+    for iss, (keys, extra) in ISSUERS.items():
+        con.execute(f"ACL ADMIN CREATE ISSUER {sql_str(iss)} KEYS {sql_str(keys)} {extra}")
+        con.execute(f"ACL ADMIN MAP CLAIM 'analysts' FROM ISSUER {sql_str(iss)} TO ROLE analyst")
+    return con
+
+
+def claims(iss, **over):
+    c = {"iss": iss, "sub": "alice", "exp": int(time.time()) + 300, "roles": ["analysts"]}
+    if iss == "https://rsa.example":
+        c["aud"] = "warehouse"
+    c.update(over)
+    return {k: v for k, v in c.items() if v is not None}
+
+
+def mint(alg, headers=None, **over):
+    iss, key = SIGNERS[alg]
+    iss = over.pop("iss", iss)
+    return jwt.encode(claims(iss, **over), key, algorithm=alg, headers=headers)
+
+
+def count(con, token):
+    return con.execute(f"ACL TOKEN {sql_str(token)} SELECT count(*) FROM orders").fetchone()
+
+
+def refused(con, token, reason):
+    try:
+        count(con, token)
+    except duckdb.Error as e:
+        msg = str(e)
+        assert f"acl: token rejected: {reason}" in msg, msg
+        assert token not in msg, "the message echoes the token"
+        for part in token.split("."):
+            assert len(part) < 8 or part not in msg, "the message echoes a part of the token"
+    else:
+        raise AssertionError(f"token was not refused (expected: {reason})")
+
+
+def make_alg_test(alg):
+    def fn(con):
+        assert count(con, mint(alg)) == (3,)
+    fn.__name__ = f"valid_{alg.lower()}_token_reads"
+    return fn
+
+
+for _alg in SIGNERS:
+    test(make_alg_test(_alg))
+
+
+@test
+def jwks_selects_the_key_by_kid(con):
+    iss = "https://jwks.example"
+    assert count(con, jwt.encode(claims(iss), RSA, algorithm="RS256", headers={"kid": "k1"})) == (3,)
+    assert count(con, jwt.encode(claims(iss), P256, algorithm="ES256", headers={"kid": "k2"})) == (3,)
+
+
+@test
+def expired(con):
+    refused(con, mint("RS256", exp=int(time.time()) - 3600), "expired")
+
+
+@test
+def not_yet_valid(con):
+    refused(con, mint("ES256", nbf=int(time.time()) + 3600), "not yet valid")
+
+
+@test
+def wrong_audience(con):
+    refused(con, mint("RS256", aud="elsewhere"), "wrong audience")
+    refused(con, mint("RS256", aud=None), "wrong audience")
+
+
+@test
+def wrong_issuer(con):
+    refused(con, mint("RS256", iss="https://evil.example"), "unknown issuer")
+
+
+@test
+def bad_signature(con):
+    token = jwt.encode(claims("https://rsa.example"), RSA_OTHER, algorithm="RS256")
+    refused(con, token, "bad signature")
+
+
+@test
+def alg_none(con):
+    token = jwt.encode(claims("https://rsa.example"), None, algorithm="none")
+    refused(con, token, "algorithm not allowed")
+
+
+@test
+def unknown_kid(con):
+    token = jwt.encode(claims("https://jwks.example"), RSA, algorithm="RS256", headers={"kid": "k9"})
+    refused(con, token, "unknown key id")
+
+
+@test
+def hs256_key_confusion_with_the_rsa_public_key(con):
+    # PyJWT refuses a PEM as an HMAC secret; a JWS object with a permissive HS256 forges it.
+    class Unchecked(HMACAlgorithm):
+        def prepare_key(self, key):
+            return key
+
+    jws = jwt.PyJWS()
+    jws.unregister_algorithm("HS256")
+    jws.register_algorithm("HS256", Unchecked(Unchecked.SHA256))
+    for iss, key in [("https://rsa.example", public_pem(RSA)), ("https://jwks.example", public_pem(RSA))]:
+        payload = json.dumps(claims(iss)).encode()
+        token = jws.encode(payload, key.encode(), algorithm="HS256", headers={"kid": "k1"})
+        refused(con, token, "algorithm not allowed")
+
+
+@test
+def role_claim_maps_to_no_role(con):
+    refused(con, mint("RS256", roles=["nobody"]), "no role is mapped for this token")
+    refused(con, mint("RS256", roles=None), "no role is mapped for this token")
+
+
+@test
+def malformed(con):
+    refused(con, "not-a-jwt", "malformed")
+
+
+@test
+def same_token_twice_and_policy_changes_act_at_once(con):
+    token = mint("EdDSA")
+    assert count(con, token) == (3,)
+    assert count(con, token) == (3,)  # from the cache
+    con.execute("ACL ADMIN UNMAP CLAIM 'analysts' FROM ISSUER 'https://ed.example'")
+    refused(con, token, "no role is mapped for this token")
+    con.execute("ACL ADMIN MAP CLAIM 'analysts' FROM ISSUER 'https://ed.example' TO ROLE analyst")
+    assert count(con, token) == (3,)
+    con.execute("ACL ADMIN DROP ISSUER 'https://ed.example'")
+    refused(con, token, "unknown issuer")
+
+
+@test
+def refusal_under_a_token_names_the_subject(con):
+    try:
+        con.execute(f"ACL TOKEN {sql_str(mint('PS256'))} DELETE FROM orders")
+    except duckdb.Error as e:
+        assert 'acl: token of "alice" lacks delete on sales.orders' in str(e), str(e)
+    else:
+        raise AssertionError("DELETE under a reader token was not refused")
+
+
+@test
+def issuer_management_errors(con):
+    cases = [
+        ("CREATE ISSUER 'https://rsa.example' KEYS " + sql_str(public_pem(RSA)), 'acl: issuer "https://rsa.example" already exists'),
+        ("CREATE ISSUER 'x' KEYS FROM 'https://idp.example/jwks.json'", "acl: KEYS FROM a URL is not supported offline; pass the JWKS inline"),
+        ("CREATE ISSUER 'x' KEYS " + sql_str(public_pem(RSA)) + " ALGS (none)", "acl: algorithm none is never accepted"),
+        ("CREATE ISSUER 'x' KEYS " + sql_str(public_pem(RSA)) + " ALGS (HS256)", "acl: issuer \"x\": ALGS HS256: none of the issuer's keys can verify it"),
+        ("CREATE ISSUER 'x' KEYS 'garbage'", "acl: issuer \"x\": issuer KEYS must be a PEM public key, a JWKS document or 'hmac:<secret>'"),
+        ("MAP CLAIM 'a' FROM ISSUER 'https://nope' TO ROLE analyst", 'acl: issuer "https://nope" does not exist'),
+        ("MAP CLAIM 'a' FROM ISSUER 'https://rsa.example' TO ROLE ghost", 'acl: role "ghost" does not exist'),
+    ]
+    for stmt, expected in cases:
+        try:
+            con.execute("ACL ADMIN " + stmt)
+        except duckdb.Error as e:
+            assert expected in str(e), (stmt, str(e))
+        else:
+            raise AssertionError(f"not refused: {stmt[:60]}")
+
+
+@test
+def keys_from_a_file(con):
+    with tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False) as f:
+        f.write(public_pem(RSA_OTHER))
+    try:
+        con.execute(f"ACL ADMIN CREATE ISSUER 'https://file.example' KEYS FROM {sql_str(f.name)}")
+        con.execute("ACL ADMIN MAP CLAIM 'analysts' FROM ISSUER 'https://file.example' TO ROLE analyst")
+    finally:
+        os.unlink(f.name)
+    token = jwt.encode(claims("https://file.example"), RSA_OTHER, algorithm="RS256")
+    assert count(con, token) == (3,)
+
+
+def main():
+    global EXT
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--extension", required=True)
+    EXT = os.path.abspath(ap.parse_args().extension)
+    passed = failed = 0
+    for t in TESTS:
+        try:
+            t(setup(EXT))
+            passed += 1
+            print(f"ok   {t.__name__}")
+        except Exception:  # noqa: BLE001 - report every failure, keep going
+            failed += 1
+            print(f"FAIL {t.__name__}")
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
