@@ -4,19 +4,10 @@
 Run: python test/python/test_prepared.py --extension build/release/acl.duckdb_extension
 Ends with `N passed, N failed`.
 """
-import argparse
-import os
-import sys
-import traceback
 
 import duckdb
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+from harness import extension_path, run, test
 
 
 def setup(ext):
@@ -97,21 +88,8 @@ def another_database_has_its_own_policy(con):
 
 def main():
     global EXT
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--extension", required=True)
-    EXT = os.path.abspath(ap.parse_args().extension)
-    passed = failed = 0
-    for t in TESTS:
-        try:
-            t(setup(EXT))
-            passed += 1
-            print(f"ok   {t.__name__}")
-        except Exception:  # noqa: BLE001 - report every failure, keep going
-            failed += 1
-            print(f"FAIL {t.__name__}")
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    EXT = extension_path()
+    run(setup, EXT)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,10 @@
 Run: python test/python/test_tokens.py --extension build/release/acl.duckdb_extension
 Ends with `N passed, N failed`.
 """
-import argparse
 import json
 import os
-import sys
 import tempfile
 import time
-import traceback
 
 import duckdb
 import jwt
@@ -18,12 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, HMACAlgorithm, RSAAlgorithm
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+from harness import extension_path, run, test
 
 
 def public_pem(key):
@@ -261,21 +253,8 @@ def keys_from_a_file(con):
 
 def main():
     global EXT
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--extension", required=True)
-    EXT = os.path.abspath(ap.parse_args().extension)
-    passed = failed = 0
-    for t in TESTS:
-        try:
-            t(setup(EXT))
-            passed += 1
-            print(f"ok   {t.__name__}")
-        except Exception:  # noqa: BLE001 - report every failure, keep going
-            failed += 1
-            print(f"FAIL {t.__name__}")
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    EXT = extension_path()
+    run(setup, EXT)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,35 @@
+"""The little harness the Python tests share: register tests with `@test`, then `run(setup)`
+calls each with a fresh connection from `setup(extension_path)` and ends with
+`N passed, N failed` (exit 1 on any failure or when nothing ran)."""
+import argparse
+import os
+import sys
+import traceback
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def extension_path():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--extension", required=True)
+    return os.path.abspath(ap.parse_args().extension)
+
+
+def run(setup, ext):
+    passed = failed = 0
+    for t in TESTS:
+        try:
+            t(setup(ext))
+            passed += 1
+            print(f"ok   {t.__name__}")
+        except Exception:  # noqa: BLE001 - report every failure, keep going
+            failed += 1
+            print(f"FAIL {t.__name__}")
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
