@@ -33,3 +33,20 @@ def run(setup, ext):
             traceback.print_exc()
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed or not passed else 0)
+
+
+def sales(ext):
+    """A fresh in-memory DuckDB with the extension loaded, `phys.main.orders` (3 rows) and the
+    virtual catalog `sales` over it, granted read-only and MAIN to role `analyst`."""
+    import duckdb
+
+    con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD '{ext}'")
+    con.execute("ATTACH ':memory:' AS phys")
+    con.execute("CREATE TABLE phys.main.orders (id INTEGER, customer VARCHAR)")
+    con.execute("INSERT INTO phys.main.orders VALUES (1, 'acme'), (2, 'globex'), (3, 'acme')")
+    con.execute(
+        "ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders;"
+        " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN"
+    )
+    return con

@@ -7,20 +7,12 @@ Ends with `N passed, N failed`.
 
 import duckdb
 
-from harness import extension_path, run, test
+from harness import extension_path, run, sales, test
 
 
 def setup(ext):
-    con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
-    con.execute(f"LOAD '{ext}'")
-    con.execute("ATTACH ':memory:' AS phys")
-    con.execute("CREATE TABLE phys.main.orders (id INTEGER, customer VARCHAR)")
-    con.execute("INSERT INTO phys.main.orders VALUES (1, 'acme'), (2, 'globex'), (3, 'acme')")
-    con.execute(
-        "ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders;"
-        " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN;"
-        " CREATE ROLE clerk; GRANT CATALOG sales TO ROLE clerk MAIN"
-    )
+    con = sales(ext)
+    con.execute("ACL ADMIN CREATE ROLE clerk; GRANT CATALOG sales TO ROLE clerk MAIN")
     return con
 
 

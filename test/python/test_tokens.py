@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, HMACAlgorithm, RSAAlgorithm
 
-from harness import extension_path, run, test
+from harness import extension_path, run, sales, test
 
 
 def public_pem(key):
@@ -65,15 +65,7 @@ def sql_str(s):
 
 
 def setup(ext):
-    con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
-    con.execute(f"LOAD '{ext}'")
-    con.execute("ATTACH ':memory:' AS phys")
-    con.execute("CREATE TABLE phys.main.orders (id INTEGER, customer VARCHAR)")
-    con.execute("INSERT INTO phys.main.orders VALUES (1, 'acme'), (2, 'globex'), (3, 'acme')")
-    con.execute(
-        "ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders;"
-        " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN"
-    )
+    con = sales(ext)
     for iss, (keys, extra) in ISSUERS.items():
         con.execute(f"ACL ADMIN CREATE ISSUER {sql_str(iss)} KEYS {sql_str(keys)} {extra}")
         con.execute(f"ACL ADMIN MAP CLAIM 'analysts' FROM ISSUER {sql_str(iss)} TO ROLE analyst")
