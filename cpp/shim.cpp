@@ -144,8 +144,7 @@ void LoadInternal(ExtensionLoader &loader) {
 
 	// Turn the hook on, unless the operator already chose a mode.
 	Value current;
-	auto lookup = db.TryGetCurrentSetting("allow_parser_override_extension", current);
-	(void)lookup;
+	db.TryGetCurrentSetting("allow_parser_override_extension", current);
 	if (current.IsNull() || StringUtil::Lower(current.ToString()) == "default") {
 		config.SetOptionByName("allow_parser_override_extension", Value("strict"));
 	}

@@ -144,10 +144,9 @@ pub unsafe extern "C" fn acl_rs_register(
     access: *const libduckdb_sys::duckdb_extension_access,
 ) -> bool {
     let result = catch_unwind(AssertUnwindSafe(|| unsafe {
-        let state = Arc::from_raw(state as *const State);
-        let shared = Arc::clone(&state);
-        std::mem::forget(state); // the shim still owns the original reference
-        functions::register(shared, info, access)
+        // A second reference for the registered functions; the shim keeps its own.
+        Arc::increment_strong_count(state as *const State);
+        functions::register(Arc::from_raw(state as *const State), info, access)
     }));
     let error = match result {
         Ok(Ok(())) => return true,

@@ -97,10 +97,13 @@ impl Resolver<'_, '_, '_> {
         None
     }
 
-    /// Resolves a DML target, checks `needed`, rewrites it in place; returns the virtual name.
-    /// Sliced objects are read-only until the write check lands.
-    fn resolve_into(&mut self, name: &mut ObjectName, needed: Caps) -> Result<String> {
+    /// Resolves the single table a DML statement writes, checks `needed`, rewrites it in place;
+    /// returns the virtual name. Sliced objects are read-only until the write check lands.
+    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &str) -> Result<String> {
         let p = parts(name)?;
+        if self.cte(&p).is_some() {
+            return Err(AclError::refused(format!("the target of {verb} must be a table, not a CTE")));
+        }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
         if !self.view.layers(&resolved)?.is_empty() {
@@ -113,14 +116,6 @@ impl Resolver<'_, '_, '_> {
         self.handled.insert(addr(name));
         self.decision.physical.push(resolved.relation.target.clone());
         Ok(resolved.key.name)
-    }
-
-    /// The single table a DML statement writes.
-    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &str) -> Result<String> {
-        if self.cte(&parts(name)?).is_some() {
-            return Err(AclError::refused(format!("the target of {verb} must be a table, not a CTE")));
-        }
-        self.resolve_into(name, needed)
     }
 
     fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &str) -> Result<()> {

@@ -1,4 +1,4 @@
-"""The little harness the Python tests share: register tests with `@test`, then `run(setup)`
+"""The little harness the Python tests share: register tests with `@test`, then `main(setup)`
 calls each with a fresh connection from `setup(extension_path)` and ends with
 `N passed, N failed` (exit 1 on any failure or when nothing ran)."""
 import argparse
@@ -14,17 +14,19 @@ def test(fn):
     return fn
 
 
-def extension_path():
+# The extension under test, set by `main` from `--extension`.
+EXT = None
+
+
+def main(setup):
+    global EXT
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
-    return os.path.abspath(ap.parse_args().extension)
-
-
-def run(setup, ext):
+    EXT = os.path.abspath(ap.parse_args().extension)
     passed = failed = 0
     for t in TESTS:
         try:
-            t(setup(ext))
+            t(setup(EXT))
             passed += 1
             print(f"ok   {t.__name__}")
         except Exception:  # noqa: BLE001 - report every failure, keep going

@@ -7,7 +7,8 @@ Ends with `N passed, N failed`.
 
 import duckdb
 
-from harness import extension_path, run, sales, test
+import harness
+from harness import sales, test
 
 
 def setup(ext):
@@ -69,7 +70,7 @@ def a_second_connection_shares_the_policy(con):
 @test
 def another_database_has_its_own_policy(con):
     other = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
-    other.execute(f"LOAD '{EXT}'")
+    other.execute(f"LOAD '{harness.EXT}'")
     try:
         other.execute('ACL ROLE "analyst" SELECT 1')
     except duckdb.Error as e:
@@ -78,11 +79,5 @@ def another_database_has_its_own_policy(con):
         raise AssertionError("a fresh database saw another database's roles")
 
 
-def main():
-    global EXT
-    EXT = extension_path()
-    run(setup, EXT)
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(setup)

@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, HMACAlgorithm, RSAAlgorithm
 
-from harness import extension_path, run, sales, test
+import harness
+from harness import sales, test
 
 
 def public_pem(key):
@@ -243,11 +244,5 @@ def keys_from_a_file(con):
     assert count(con, token) == (3,)
 
 
-def main():
-    global EXT
-    EXT = extension_path()
-    run(setup, EXT)
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(setup)
