@@ -11,6 +11,7 @@ mod gate;
 mod post_check;
 mod relations;
 mod slices;
+mod writes;
 
 pub use functions::never_callable;
 

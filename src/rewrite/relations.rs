@@ -7,12 +7,13 @@
 //! CTEs are renamed to names only this statement defines (`__acl_cte<N>_<name>`), so a scoping
 //! mistake here can only make a reference fail to bind; it can never let a bare name fall
 //! through to a physical table.
+use super::writes::{self, WriteSlice};
 use super::Decision;
 use crate::authz::View;
 use crate::error::{AclError, Result};
 use crate::policy::{norm, Caps, PhysName};
 use sqlparser::ast::{
-    FromTable, Ident, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, SqliteOnConflict,
+    Expr, FromTable, Ident, MergeAction, MergeInsertKind, MergeUpdateKind, ObjectName, SelectItem, Value, ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, SqliteOnConflict,
     Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
 use std::collections::HashSet;
@@ -98,34 +99,28 @@ impl Resolver<'_, '_, '_> {
     }
 
     /// Resolves the single table a DML statement writes, checks `needed`, rewrites it in place;
-    /// returns the virtual name. Sliced objects are read-only until the write check lands.
-    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &str) -> Result<String> {
+    /// returns the virtual name and the write check its grants' slices demand.
+    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &str) -> Result<(String, Option<WriteSlice>)> {
         let p = parts(name)?;
         if self.cte(&p).is_some() {
             return Err(AclError::refused(format!("the target of {verb} must be a table, not a CTE")));
         }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
-        if !self.view.layers(&resolved)?.is_empty() {
-            return Err(AclError::refused(format!(
-                "{} is read-only for {}: it has a row or column policy",
-                resolved.key, self.view.label
-            )));
-        }
+        let write = writes::for_target(self.view, &resolved, &self.view.layers(&resolved)?)?;
         *name = physical_name(&resolved.relation.target);
         self.handled.insert(addr(name));
         self.decision.physical.push(resolved.relation.target.clone());
-        Ok(resolved.key.name)
+        Ok((resolved.key.name, write))
     }
 
-    fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &str) -> Result<()> {
+    /// A target in FROM position (UPDATE, DELETE, MERGE); returns the alias it is known by.
+    fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &str) -> Result<(String, Option<WriteSlice>)> {
         match tf {
             TableFactor::Table { name, alias, args: None, .. } => {
-                let virtual_name = self.target(name, needed, verb)?;
-                if alias.is_none() {
-                    *alias = Some(alias_as(&virtual_name));
-                }
-                Ok(())
+                let (virtual_name, write) = self.target(name, needed, verb)?;
+                let alias = alias.get_or_insert_with(|| alias_as(&virtual_name));
+                Ok((alias.name.value.clone(), write))
             }
             _ => Err(AclError::refused(format!("the target of {verb} must be a table"))),
         }
@@ -161,10 +156,18 @@ impl Resolver<'_, '_, '_> {
                 if ins.output.is_some() || ins.partitioned.is_some() || ins.overwrite {
                     return Err(AclError::refused("this INSERT form is not supported"));
                 }
-                match &mut ins.table {
-                    TableObject::TableName(name) => self.target(name, needed, "INSERT").map(|_| ()),
-                    _ => Err(AclError::refused("the target of INSERT must be a table")),
+                let TableObject::TableName(name) = &mut ins.table else {
+                    return Err(AclError::refused("the target of INSERT must be a table"));
+                };
+                let (_, write) = self.target(name, needed, "INSERT")?;
+                if let Some(w) = write {
+                    if needed.contains(Caps::UPDATE) {
+                        return Err(AclError::refused("INSERT … ON CONFLICT DO UPDATE and INSERT OR REPLACE are not supported on a sliced target"));
+                    }
+                    check_returning(&w, &ins.returning, None)?;
+                    w.wrap_insert_source(&ins.columns, &mut ins.source)?;
                 }
+                Ok(())
             }
             Statement::Update(up) => {
                 let mut needed = Caps::UPDATE;
@@ -175,7 +178,17 @@ impl Resolver<'_, '_, '_> {
                     return Err(AclError::refused("this UPDATE form is not supported"));
                 }
                 let tf = self.single_target(std::slice::from_mut(&mut up.table), "UPDATE")?;
-                self.target_factor(tf, needed, "UPDATE")
+                let (alias, write) = self.target_factor(tf, needed, "UPDATE")?;
+                if let Some(w) = write {
+                    check_returning(&w, &up.returning, Some(&alias))?;
+                    w.check_reads(&up.selection, Some(&alias))?;
+                    for a in &up.assignments {
+                        w.check_reads(&a.value, Some(&alias))?;
+                    }
+                    w.check_assignments(&mut up.assignments, &alias, "UPDATE")?;
+                    w.restrict(&mut up.selection, &alias);
+                }
+                Ok(())
             }
             Statement::Delete(del) => {
                 let mut needed = Caps::DELETE;
@@ -189,13 +202,53 @@ impl Resolver<'_, '_, '_> {
                     FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
                 };
                 let tf = self.single_target(from, "DELETE")?;
-                self.target_factor(tf, needed, "DELETE")
+                let (alias, write) = self.target_factor(tf, needed, "DELETE")?;
+                if let Some(w) = write {
+                    check_returning(&w, &del.returning, Some(&alias))?;
+                    w.check_reads(&del.selection, Some(&alias))?;
+                    w.restrict(&mut del.selection, &alias);
+                }
+                Ok(())
             }
             Statement::Merge(m) => {
                 if m.output.is_some() {
                     return Err(AclError::refused("MERGE … OUTPUT is not supported"));
                 }
-                self.target_factor(&mut m.table, Caps::MERGE, "MERGE")
+                let (alias, write) = self.target_factor(&mut m.table, Caps::MERGE, "MERGE")?;
+                if let Some(w) = write {
+                    w.check_reads(&m.on, Some(&alias))?;
+                    let mut on = Some(std::mem::replace(m.on.as_mut(), Expr::value(Value::Boolean(true))));
+                    w.restrict(&mut on, &alias);
+                    *m.on = on.expect("restrict keeps the condition");
+                    for clause in &mut m.clauses {
+                        w.check_reads(&clause.predicate, Some(&alias))?;
+                        match &mut clause.action {
+                            MergeAction::Update(u) => match &mut u.kind {
+                                MergeUpdateKind::Set(assignments) => {
+                                    for a in assignments.iter() {
+                                        w.check_reads(&a.value, Some(&alias))?;
+                                    }
+                                    w.check_assignments(assignments, &alias, "MERGE")?
+                                }
+                                _ => return Err(AclError::refused("UPDATE SET * is not supported on a sliced target")),
+                            },
+                            MergeAction::Insert(ins) => match &mut ins.kind {
+                                MergeInsertKind::Values(values) => {
+                                    let mut rows: Vec<Vec<Expr>> =
+                                        values.rows.iter().map(|r| r.content.clone()).collect();
+                                    w.check_insert_values(&ins.columns, &mut rows)?;
+                                    for (r, new) in values.rows.iter_mut().zip(rows) {
+                                        r.content = new;
+                                    }
+                                }
+                                _ => return Err(AclError::refused("this MERGE INSERT form is not supported on a sliced target")),
+                            },
+                            MergeAction::Delete { .. } => {}
+                            _ => return Err(AclError::refused("this MERGE action is not supported on a sliced target")),
+                        }
+                    }
+                }
+                Ok(())
             }
             other => Err(AclError::refused(format!("statement type {} is not permitted here", super::gate::kind(other)))),
         }
@@ -302,6 +355,17 @@ impl VisitorMut for MarkRelations<'_> {
         self.0.insert(addr(name));
         ControlFlow::Continue(())
     }
+}
+
+/// RETURNING on a column-restricted target may name only granted columns, never `*`.
+fn check_returning(w: &WriteSlice, returning: &Option<Vec<SelectItem>>, alias: Option<&str>) -> Result<()> {
+    let Some(items) = returning else { return Ok(()) };
+    if w.restricts_columns()
+        && items.iter().any(|i| matches!(i, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)))
+    {
+        return Err(AclError::refused("RETURNING * is not permitted on a column-restricted target; name the columns"));
+    }
+    w.check_reads(items, alias)
 }
 
 /// `TABLE t` names a table in a string, and `SELECT … INTO` creates one: neither is a relation

@@ -65,6 +65,14 @@ fn layer_sql(inner: &str, i: usize, layer: &Slice) -> String {
     s
 }
 
+/// Replaces `acl_claim('k')` in one policy expression.
+pub(super) fn substitute_claims(view: &View<'_>, e: &mut Expr) -> Result<()> {
+    match e.visit(&mut Claims { view }) {
+        ControlFlow::Break(err) => Err(err),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
 struct Claims<'v, 'p> {
     view: &'v View<'p>,
 }
