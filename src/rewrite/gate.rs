@@ -1,7 +1,7 @@
 //! Rule: the statement gate. Under a principal only the statement types that have a rewrite
 //! rule run; everything else is refused by name.
 use crate::error::{AclError, Result};
-use sqlparser::ast::Statement;
+use sqlparser::ast::{DescribeAlias, Statement};
 
 /// What the gate decided for a statement.
 pub(super) enum Gate {
@@ -11,8 +11,18 @@ pub(super) enum Gate {
     AsIs,
 }
 
-pub(super) fn check(stmt: &Statement) -> Result<Gate> {
+pub(super) fn check(stmt: &mut Statement) -> Result<Gate> {
+    // `DESCRIBE t` is answered as `DESCRIBE SELECT * FROM t`, so it shows exactly what the
+    // principal would read: virtual names, masked types, hidden columns absent.
+    if let Statement::ExplainTable { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, table_name, hive_format: None, .. } = stmt {
+        *stmt = super::parse_one(&format!("DESCRIBE SELECT * FROM {table_name}"))?;
+    }
     match stmt {
+        Statement::Explain { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, statement, .. }
+            if matches!(statement.as_ref(), Statement::Query(_)) =>
+        {
+            Ok(Gate::Rewrite)
+        }
         Statement::Query(_)
         | Statement::Insert(_)
         | Statement::Update(_)

@@ -92,7 +92,7 @@ fn admin_call(stmt: &str) -> String {
 /// Rewrites one statement under `view`.
 pub fn statement(view: &View<'_>, sql: &str) -> Result<String> {
     let mut stmt = parse_one(sql)?;
-    match gate::check(&stmt)? {
+    match gate::check(&mut stmt)? {
         gate::Gate::AsIs => return Ok(stmt.to_string()),
         gate::Gate::Rewrite => {}
     }

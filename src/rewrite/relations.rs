@@ -13,6 +13,7 @@ use crate::authz::View;
 use crate::error::{AclError, Result};
 use crate::policy::{norm, Caps, PhysName};
 use sqlparser::ast::{
+    DescribeAlias,
     Expr, FromTable, Ident, MergeAction, MergeInsertKind, MergeUpdateKind, ObjectName, SelectItem, Value, ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, SqliteOnConflict,
     Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
@@ -136,6 +137,12 @@ impl Resolver<'_, '_, '_> {
     fn statement(&mut self, stmt: &mut Statement) -> Result<()> {
         match stmt {
             Statement::Query(_) => Ok(()),
+            // DESCRIBE <query>: the gate admitted only this form
+            Statement::Explain { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, analyze: false, statement, .. }
+                if matches!(statement.as_ref(), Statement::Query(_)) =>
+            {
+                Ok(())
+            }
             Statement::Insert(ins) => {
                 let mut needed = Caps::INSERT;
                 if let Some(OnInsert::OnConflict(c)) = &ins.on {

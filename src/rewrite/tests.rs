@@ -285,3 +285,11 @@ fn merge_into_a_sliced_target_is_checked() {
         r#"MERGE INTO "phys"."main"."orders" t USING (SELECT CASE WHEN (region = 'eu') THEN ("id") END AS "id", CASE WHEN (region = 'eu') THEN ("amount") END AS "amount", CASE WHEN (region = 'eu') THEN ("region") END AS "region" FROM "phys"."eu"."orders" AS "__acl_l0" WHERE (region = 'eu')) s ON (t.id = s.id) AND ("t".region = 'eu') WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (CASE WHEN ((s.region) = 'eu') THEN (s.id) ELSE error('acl: a row written by MERGE is outside the principal''s slice of sales.orders') END, CASE WHEN ((s.region) = 'eu') THEN (s.region) ELSE error('acl: a row written by MERGE is outside the principal''s slice of sales.orders') END)"#
     );
 }
+
+#[test]
+fn describe_shows_the_virtual_shape() {
+    rewrites_to("analyst", "DESCRIBE items", r#"DESCRIBE SELECT * FROM "phys"."main"."order_items" AS "items""#);
+    rewrites_to("analyst", "DESCRIBE SELECT id FROM orders", r#"DESCRIBE SELECT id FROM "phys"."main"."orders" AS "orders""#);
+    refused("analyst", "DESCRIBE phys.main.orders", "granted catalogs: sales");
+    refused("analyst", "EXPLAIN SELECT * FROM orders", "statement type EXPLAIN is not permitted");
+}
