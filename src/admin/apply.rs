@@ -34,8 +34,7 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             slice,
         } => {
             let rel = Relation {
-                kind: RelationKind::Table,
-                target: target.clone(),
+                kind: RelationKind::Table(target.clone()),
                 comment: comment.clone(),
                 slice: slice.clone(),
             };

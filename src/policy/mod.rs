@@ -35,14 +35,15 @@ pub const DEFAULT_SCHEMA: &str = "main";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RelationKind {
-    /// RENAME form: a real table rewritten in place; DML works.
-    Table,
+    /// A physical table: rewritten in place (RENAME form) unless a slice applies.
+    Table(PhysName),
+    /// `CREATE VIRTUAL VIEW`: a query over physical names, written by the operator; read-only.
+    View(String),
 }
 
 #[derive(Clone, Debug)]
 pub struct Relation {
     pub kind: RelationKind,
-    pub target: PhysName,
     pub comment: Option<String>,
     /// The object's own slice (SUBQUERY form); `Slice::default()` for RENAME form.
     pub slice: Slice,

@@ -29,6 +29,9 @@ pub struct Decision {
     pub physical: Vec<PhysName>,
     /// The renamed CTEs the statement defines.
     pub ctes: Vec<String>,
+    /// Addresses of the subqueries the policy supplied (a sliced object, a virtual view): SQL the
+    /// operator wrote over physical names, inserted whole and not resolved again.
+    pub trusted: Vec<usize>,
 }
 
 /// The rewritten batch and how many statements it holds (the shim checks DuckDB agrees).

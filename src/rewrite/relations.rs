@@ -11,7 +11,7 @@ use super::writes::{self, WriteSlice};
 use super::Decision;
 use crate::authz::View;
 use crate::error::{AclError, Result};
-use crate::policy::{norm, Caps, PhysName};
+use crate::policy::{norm, Caps, PhysName, RelationKind};
 use sqlparser::ast::{
     DescribeAlias,
     Expr, FromTable, Ident, MergeAction, MergeInsertKind, MergeUpdateKind, ObjectName, SelectItem, Value, ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, SqliteOnConflict,
@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
-    let mut r = Resolver { view, decision, frames: Vec::new(), handled: HashSet::new(), next_cte: 0 };
+    let mut r = Resolver { view, decision, frames: Vec::new(), handled: HashSet::new(), next_cte: 0, in_trusted: 0 };
     match stmt.visit(&mut r) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
@@ -50,6 +50,8 @@ struct Resolver<'v, 'p, 'd> {
     /// can tell a handled name from one no rule looked at.
     handled: HashSet<usize>,
     next_cte: usize,
+    /// Depth inside a subquery the policy itself supplied (see `Decision::trusted`).
+    in_trusted: usize,
 }
 
 fn addr<T>(t: &T) -> usize {
@@ -108,10 +110,13 @@ impl Resolver<'_, '_, '_> {
         }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
+        let RelationKind::Table(phys) = &resolved.relation.kind else {
+            return Err(AclError::refused(format!("{} is a view and read-only", resolved.key)));
+        };
         let write = writes::for_target(self.view, &resolved, &self.view.layers(&resolved)?)?;
-        *name = physical_name(&resolved.relation.target);
+        *name = physical_name(phys);
         self.handled.insert(addr(name));
-        self.decision.physical.push(resolved.relation.target.clone());
+        self.decision.physical.push(phys.clone());
         Ok((resolved.key.name, write))
     }
 
@@ -327,40 +332,27 @@ impl Resolver<'_, '_, '_> {
                 let resolved = self.view.resolve(&p)?;
                 self.view.require(&resolved, Caps::SELECT)?;
                 let layers = self.view.layers(&resolved)?;
-                let target = &resolved.relation.target;
-                self.decision.physical.push(target.clone());
                 let alias = alias.take().unwrap_or_else(|| alias_as(&resolved.key.name));
-                if layers.is_empty() {
-                    *name = physical_name(target);
+                if let (RelationKind::Table(phys), true) = (&resolved.relation.kind, layers.is_empty()) {
+                    *name = physical_name(phys);
                     self.handled.insert(addr(name));
+                    self.decision.physical.push(phys.clone());
                     if let TableFactor::Table { alias: a, .. } = tf {
                         *a = Some(alias);
                     }
                     return Ok(());
                 }
-                (super::slices::subquery(self.view, target, &layers)?, alias)
+                (super::slices::subquery(self.view, &resolved.relation.kind, &layers)?, alias)
             }
             TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } | TableFactor::UNNEST { .. } => return Ok(()),
             _ => return Err(AclError::refused("this kind of FROM item is not supported")),
         };
         let (subquery, alias) = sliced;
+        // The visitor walks into the new subquery next: it is the policy's own SQL (the object's
+        // source and its slices), so it is recorded as trusted and not resolved again.
+        self.decision.trusted.push(addr(&*subquery));
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
-        // The visitor walks into the new subquery next: its physical table is ours.
-        if let TableFactor::Derived { subquery, .. } = tf {
-            let mut mark = MarkRelations(&mut self.handled);
-            let _ = subquery.visit(&mut mark);
-        }
         Ok(())
-    }
-}
-
-struct MarkRelations<'h>(&'h mut HashSet<usize>);
-
-impl VisitorMut for MarkRelations<'_> {
-    type Break = ();
-    fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
-        self.0.insert(addr(name));
-        ControlFlow::Continue(())
     }
 }
 
@@ -393,24 +385,38 @@ impl VisitorMut for Resolver<'_, '_, '_> {
     type Break = AclError;
 
     fn pre_visit_statement(&mut self, stmt: &mut Statement) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 {
+            return ControlFlow::Continue(());
+        }
         to_flow(self.statement(stmt))
     }
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 || self.decision.trusted.contains(&addr(q)) {
+            self.in_trusted += 1;
+            return ControlFlow::Continue(());
+        }
         to_flow(self.enter_query(q))
     }
 
     fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 {
+            self.in_trusted -= 1;
+            return ControlFlow::Continue(());
+        }
         self.leave_query(q);
         ControlFlow::Continue(())
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 {
+            return ControlFlow::Continue(());
+        }
         to_flow(self.table_factor(tf))
     }
 
     fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<AclError> {
-        if self.handled.contains(&addr(name)) {
+        if self.in_trusted > 0 || self.handled.contains(&addr(name)) {
             ControlFlow::Continue(())
         } else {
             // A relation in a position no rule handles: refuse rather than pass it through.

@@ -15,15 +15,21 @@ use super::relations::quoted_sql;
 use crate::admin::slice::{claim_name, is_acl_claim};
 use crate::authz::View;
 use crate::error::{AclError, Result};
-use crate::policy::{PhysName, Slice};
+use crate::policy::{RelationKind, Slice};
 use sqlparser::ast::{Expr, Query, Value, VisitMut, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use std::fmt::Write;
 use std::ops::ControlFlow;
 
-pub(super) fn subquery(view: &View<'_>, target: &PhysName, layers: &[&crate::policy::Slice]) -> Result<Box<Query>> {
-    let mut sql = format!("{}.{}.{}", quoted_sql(&target.db), quoted_sql(&target.schema), quoted_sql(&target.name));
+pub(super) fn subquery(view: &View<'_>, source: &RelationKind, layers: &[&Slice]) -> Result<Box<Query>> {
+    let mut sql = match source {
+        RelationKind::Table(t) => format!("{}.{}.{}", quoted_sql(&t.db), quoted_sql(&t.schema), quoted_sql(&t.name)),
+        RelationKind::View(q) => format!("({q})"),
+    };
+    if layers.is_empty() {
+        sql = format!("SELECT * FROM {sql} AS \"__acl_v\"");
+    }
     for (i, layer) in layers.iter().enumerate() {
         let inner = if i == 0 { sql } else { format!("({sql})") };
         sql = layer_sql(&inner, i, layer);

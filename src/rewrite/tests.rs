@@ -8,8 +8,7 @@ fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str,
     c.objects.insert(
         (schema.into(), name.into()),
         Relation {
-            kind: RelationKind::Table,
-            target: PhysName { db: phys.0.into(), schema: phys.1.into(), name: phys.2.into() },
+            kind: RelationKind::Table(PhysName { db: phys.0.into(), schema: phys.1.into(), name: phys.2.into() }),
             comment: None,
             slice: Default::default(),
         },
