@@ -40,7 +40,12 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             };
             create_table(policy, key, rel, *mode)
         }
-        Command::DropTable { key, if_exists } => drop_table(policy, key, *if_exists),
+        Command::DropTable { key, if_exists } => drop_table(policy, key, *if_exists, ObjectWord::Table),
+        Command::DropView { key, if_exists } => drop_table(policy, key, *if_exists, ObjectWord::View),
+        Command::CreateView { key, query, comment, mode } => {
+            let rel = Relation { kind: RelationKind::View(query.clone()), comment: comment.clone(), slice: Slice::default() };
+            create_table(policy, key, rel, *mode)
+        }
         Command::CreateRole { name, mode } => create_role(policy, name, *mode),
         Command::DropRole { name, if_exists } => drop_role(policy, name, *if_exists),
         Command::GrantCatalog {
@@ -126,7 +131,11 @@ fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> R
 }
 
 fn create_table(p: &mut Policy, key: &ObjKey, rel: Relation, mode: CreateMode) -> Result<String> {
-    let status = format!("CREATE VIRTUAL TABLE {}", qkey(key));
+    let word = match rel.kind {
+        RelationKind::Table(_) => "TABLE",
+        RelationKind::View(_) => "VIEW",
+    };
+    let status = format!("CREATE VIRTUAL {word} {}", qkey(key));
     let cat = p
         .catalogs
         .get_mut(&key.catalog)
@@ -135,7 +144,8 @@ fn create_table(p: &mut Policy, key: &ObjKey, rel: Relation, mode: CreateMode) -
     let exists = cat.objects.contains_key(&slot);
     match (exists, mode) {
         (true, CreateMode::Create) => Err(AclError::invalid(format!(
-            "virtual table \"{key}\" already exists"
+            "virtual {} \"{key}\" already exists",
+            word.to_lowercase()
         ))),
         (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
         _ => {
@@ -147,8 +157,8 @@ fn create_table(p: &mut Policy, key: &ObjKey, rel: Relation, mode: CreateMode) -
     }
 }
 
-fn drop_table(p: &mut Policy, key: &ObjKey, if_exists: bool) -> Result<String> {
-    let status = format!("DROP VIRTUAL TABLE {}", qkey(key));
+fn drop_table(p: &mut Policy, key: &ObjKey, if_exists: bool, word: ObjectWord) -> Result<String> {
+    let status = format!("DROP VIRTUAL {} {}", word.sql(), qkey(key));
     let Some(cat) = p.catalogs.get_mut(&key.catalog) else {
         return missing(if_exists, status, || catalog_missing(&key.catalog));
     };
@@ -157,7 +167,7 @@ fn drop_table(p: &mut Policy, key: &ObjKey, if_exists: bool) -> Result<String> {
         .remove(&(key.schema.clone(), key.name.clone()))
         .is_none()
     {
-        return missing(if_exists, status, || object_missing(key, ObjectWord::Table));
+        return missing(if_exists, status, || object_missing(key, word));
     }
     remove_grants(p, |_| false, |k| k == key);
     Ok(status)

@@ -73,6 +73,17 @@ pub enum Command {
         key: ObjKey,
         if_exists: bool,
     },
+    /// `CREATE VIRTUAL VIEW c.v AS <query over physical names>`: read-only.
+    CreateView {
+        key: ObjKey,
+        query: String,
+        comment: Option<String>,
+        mode: CreateMode,
+    },
+    DropView {
+        key: ObjKey,
+        if_exists: bool,
+    },
     CreateRole {
         name: String,
         mode: CreateMode,

@@ -135,7 +135,18 @@ impl<'a> P<'a> {
                     slice,
                 });
             }
-            return self.refuse_kinds("CREATE VIRTUAL", "CATALOG or TABLE");
+            if self.kw(Keyword::VIEW) {
+                let mode = self.create_mode(or_replace)?;
+                let key = self.virtual_name()?;
+                self.expect_kw(Keyword::AS, "AS")?;
+                let query = self
+                    .p
+                    .parse_query()
+                    .map_err(|_| AclError::syntax(format!("{PREFIX}: expected a query after AS")))?;
+                let comment = self.comment()?;
+                return Ok(Command::CreateView { key, query: query.to_string(), comment, mode });
+            }
+            return self.refuse_kinds("CREATE VIRTUAL", "CATALOG, TABLE or VIEW");
         }
         if self.kw(Keyword::ROLE) {
             let mode = self.create_mode(or_replace)?;
@@ -171,7 +182,12 @@ impl<'a> P<'a> {
                 let key = self.virtual_name()?;
                 return Ok(Command::DropTable { key, if_exists });
             }
-            return self.refuse_kinds("DROP VIRTUAL", "CATALOG or TABLE");
+            if self.kw(Keyword::VIEW) {
+                let if_exists = self.if_exists();
+                let key = self.virtual_name()?;
+                return Ok(Command::DropView { key, if_exists });
+            }
+            return self.refuse_kinds("DROP VIRTUAL", "CATALOG, TABLE or VIEW");
         }
         if self.kw(Keyword::ROLE) {
             let if_exists = self.if_exists();

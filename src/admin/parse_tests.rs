@@ -375,7 +375,6 @@ fn revoke_forms() {
 #[test]
 fn out_of_scope_forms_are_not_supported_yet() {
     for (sql, what) in [
-        ("CREATE VIRTUAL VIEW c.v AS SELECT 1", "CREATE VIRTUAL VIEW"),
         (
             "CREATE OR REPLACE VIRTUAL SCHEMA c.s AS p.s",
             "CREATE VIRTUAL SCHEMA",
@@ -388,7 +387,6 @@ fn out_of_scope_forms_are_not_supported_yet() {
             "CREATE VIRTUAL SCALAR c.f(a INT) AS 1",
             "CREATE VIRTUAL SCALAR",
         ),
-        ("DROP VIRTUAL VIEW c.v", "DROP VIRTUAL VIEW"),
         (
             "DROP VIRTUAL TABLE FUNCTION c.f",
             "DROP VIRTUAL TABLE FUNCTION",
@@ -428,7 +426,7 @@ fn other_syntax_errors() {
     assert!(syntax("").contains("found end of statement"));
     assert!(syntax("CREATE TABLE t (a INT)").contains("expected VIRTUAL or ROLE, found TABLE"));
     assert!(syntax("DROP TABLE t").contains("expected VIRTUAL or ROLE, found TABLE"));
-    assert!(syntax("CREATE VIRTUAL THING x").contains("expected CATALOG or TABLE, found THING"));
+    assert!(syntax("CREATE VIRTUAL THING x").contains("expected CATALOG, TABLE or VIEW, found THING"));
     assert!(syntax("CREATE VIRTUAL CATALOG")
         .contains("expected a catalog name, found end of statement"));
     assert!(syntax("CREATE VIRTUAL CATALOG c COMMENT x")
@@ -501,4 +499,22 @@ fn slices_parse() {
     assert!(msg("CREATE VIRTUAL TABLE c.t AS p.s.t RLS (x = acl_claim(1))").contains("one string literal"));
     assert!(msg("CREATE VIRTUAL TABLE c.t AS p.s.t COLUMNS (a, a)").contains("listed twice"));
     assert!(msg("CREATE VIRTUAL TABLE c.t AS p.s.t RLS (a = 1) RLS (b = 1)").contains("RLS given twice"));
+}
+
+#[test]
+fn views_parse() {
+    assert_eq!(
+        parse("CREATE OR REPLACE VIRTUAL VIEW sales.big AS SELECT id FROM phys.main.orders WHERE amount > 10 COMMENT 'x'").unwrap(),
+        Command::CreateView {
+            key: key("sales", "main", "big"),
+            query: "SELECT id FROM phys.main.orders WHERE amount > 10".into(),
+            comment: Some("x".into()),
+            mode: CreateMode::OrReplace,
+        }
+    );
+    assert_eq!(
+        parse("DROP VIRTUAL VIEW IF EXISTS sales.big").unwrap(),
+        Command::DropView { key: key("sales", "main", "big"), if_exists: true }
+    );
+    assert!(msg("CREATE VIRTUAL VIEW sales.v AS").contains("expected a query after AS"));
 }
