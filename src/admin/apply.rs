@@ -211,6 +211,7 @@ fn grant_catalog(
     if !p.catalogs.contains_key(catalog) {
         return Err(catalog_missing(catalog));
     }
+    super::slice::check_masks(p, role, catalog, None, slice)?;
     let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
     // The statement states the whole grant, so a second GRANT replaces the first (no merging of
     // capabilities: granting `reader` after `writer` narrows).
@@ -245,6 +246,7 @@ fn grant_object(
         )));
     }
     require_relation(p, key, word)?;
+    super::slice::check_masks(p, role, &key.catalog, Some(key), slice)?;
     let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
     let previous = r.object_grants.insert(key.clone(), ObjectGrant { caps, slice: slice.clone() });
     Ok(if previous.is_some() {

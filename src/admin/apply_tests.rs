@@ -523,3 +523,18 @@ fn phys_db(p: &Policy, k: &ObjKey) -> String {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn two_masks_on_one_column_are_refused_at_grant_time() {
+    let mut p = setup();
+    ok(&mut p, "CREATE ROLE other");
+    ok(&mut p, "GRANT CATALOG sales TO ROLE analyst COLUMNS (id, email = left(email, 2))");
+    // the same mask, or the column plain, is fine for another role
+    ok(&mut p, "GRANT CATALOG sales TO ROLE other COLUMNS (id, email = left(email, 2))");
+    ok(&mut p, "GRANT CATALOG sales TO ROLE other COLUMNS (id, email)");
+    assert!(invalid(&mut p, "GRANT CATALOG sales TO ROLE other COLUMNS (email = NULL)")
+        .contains("column \"email\" is masked differently by the grant to role \"analyst\""));
+    assert!(invalid(&mut p, "GRANT TABLE sales.orders TO ROLE other COLUMNS (email = 'x')").contains("masked differently"));
+    // the same role may refine its own catalog grant with an object grant
+    ok(&mut p, "GRANT TABLE sales.orders TO ROLE analyst COLUMNS (id, email = NULL)");
+}

@@ -118,3 +118,35 @@ pub fn claim_name(f: &sqlparser::ast::Function) -> Option<String> {
         _ => None,
     }
 }
+
+/// Two different masks on one column cannot be combined for a principal holding both roles,
+/// so a grant that would mask a column differently from another role's grant on the same
+/// objects is refused when it is written.
+pub(super) fn check_masks(
+    policy: &crate::policy::Policy,
+    role: &str,
+    catalog: &str,
+    object: Option<&crate::policy::ObjKey>,
+    slice: &Slice,
+) -> Result<()> {
+    let Some(cols) = &slice.columns else { return Ok(()) };
+    for (other, r) in policy.roles.iter().filter(|(name, _)| name.as_str() != role) {
+        let cat = r.catalog_grants.get(catalog).map(|g| &g.slice);
+        let objs = r
+            .object_grants
+            .iter()
+            .filter(|(k, _)| k.catalog == catalog && object.is_none_or(|o| o == *k))
+            .map(|(_, g)| &g.slice);
+        for theirs in cat.into_iter().chain(objs).filter_map(|s| s.columns.as_ref()) {
+            for c in cols.iter().filter(|c| c.expr.is_some()) {
+                if let Some(t) = theirs.iter().find(|t| t.name == c.name && t.expr.is_some() && t.expr != c.expr) {
+                    return Err(AclError::invalid(format!(
+                        "column \"{}\" is masked differently by the grant to role \"{other}\"; one principal holding both roles could not be given one mask",
+                        t.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
