@@ -4,6 +4,7 @@
 #include "duckdb.hpp"
 #include "duckdb/common/exception/parser_exception.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
+#include "duckdb/main/client_context.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "duckdb/parser/parser.hpp"
@@ -28,12 +29,15 @@ void *acl_rs_state_new(void);
 void acl_rs_state_free(void *state);
 bool acl_rs_is_ours(const char *query, size_t len);
 int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToken *tokens, size_t n_tokens,
-                       AclOut *out);
+                       uint64_t clock_skew, AclOut *out);
 void acl_rs_out_free(AclOut *out);
 bool acl_rs_register(void *state, void *info, const duckdb_extension_access *access);
 }
 
 namespace {
+
+const char *const CLOCK_SKEW_SETTING = "acl_jwt_clock_skew";
+const uint64_t DEFAULT_CLOCK_SKEW = 60;
 
 enum RewriteStatus : int32_t { NOT_OURS = 0, REWRITTEN = 1, REFUSED = 2, SYNTAX = 3, INVALID = 4 };
 
@@ -70,8 +74,15 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	for (auto &t : simplified) {
 		tokens.push_back(AclToken {t.start, static_cast<uint8_t>(t.type)});
 	}
+	// Settings the decision depends on are read from the caller's context.
+	uint64_t clock_skew = DEFAULT_CLOCK_SKEW;
+	Value skew;
+	if (options.context && options.context->TryGetCurrentSetting(CLOCK_SKEW_SETTING, skew) && !skew.IsNull()) {
+		clock_skew = skew.GetValue<uint64_t>();
+	}
 	OutGuard guard;
-	auto status = acl_rs_rewrite(acl.state, query.data(), query.size(), tokens.data(), tokens.size(), &guard.out);
+	auto status = acl_rs_rewrite(acl.state, query.data(), query.size(), tokens.data(), tokens.size(), clock_skew,
+	                             &guard.out);
 	switch (status) {
 	case NOT_OURS:
 		return ParserOverrideResult();
@@ -136,6 +147,10 @@ void LoadInternal(ExtensionLoader &loader) {
 	if (!ok) {
 		throw InvalidInputException("acl: load failed: %s", access_info.error);
 	}
+
+	config.AddExtensionOption(CLOCK_SKEW_SETTING,
+	                          "seconds of clock skew tolerated when ACL TOKEN judges exp and nbf",
+	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_CLOCK_SKEW));
 
 	ParserExtension extension;
 	extension.parser_override = AclParserOverride;

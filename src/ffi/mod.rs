@@ -77,6 +77,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     len: usize,
     tokens: *const AclToken,
     n_tokens: usize,
+    clock_skew: u64,
     out: *mut AclOut,
 ) -> i32 {
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -87,7 +88,8 @@ pub unsafe extern "C" fn acl_rs_rewrite(
         let tokens: Vec<Token> =
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
-        rewrite::batch(&state.policy(), &state.tokens, &batch).map(Some)
+        let settings = rewrite::Settings { clock_skew };
+        rewrite::batch(&state.policy(), &state.tokens, &settings, &batch).map(Some)
     }));
     let out = unsafe { &mut *out };
     match result {

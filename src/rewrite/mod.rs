@@ -44,7 +44,19 @@ pub struct Output {
 /// Nesting deeper than this is refused by the parser rather than risking the stack.
 const RECURSION_LIMIT: usize = 64;
 
-pub fn batch(policy: &Policy, tokens: &crate::auth::TokenCache, batch: &Batch<'_>) -> Result<Output> {
+/// The DuckDB settings a decision depends on, read by the shim from the caller's context.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// `acl_jwt_clock_skew`, seconds.
+    pub clock_skew: u64,
+}
+
+pub fn batch(
+    policy: &Policy,
+    tokens: &crate::auth::TokenCache,
+    settings: &Settings,
+    batch: &Batch<'_>,
+) -> Result<Output> {
     let mut sql = String::new();
     match &batch.prefix {
         Prefix::Admin => {
@@ -68,7 +80,7 @@ pub fn batch(policy: &Policy, tokens: &crate::auth::TokenCache, batch: &Batch<'_
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_err(|_| AclError::internal("the system clock is before 1970"))?
                 .as_secs() as i64;
-            let principal = tokens.principal(policy, jwt, now, crate::auth::DEFAULT_CLOCK_SKEW_SECS)?;
+            let principal = tokens.principal(policy, jwt, now, settings.clock_skew)?;
             let view = View::new(policy, &principal)?;
             for s in &batch.statements {
                 push(&mut sql, &statement(&view, s)?);

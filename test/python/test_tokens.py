@@ -128,6 +128,18 @@ def expired(con):
 
 
 @test
+def clock_skew_is_a_setting(con):
+    # 30 s past exp: inside the default 60 s skew, outside a skew of 0
+    token = mint("RS256", exp=int(time.time()) - 30)
+    assert count(con, token) == (3,)
+    con.execute("SET acl_jwt_clock_skew = 0")
+    refused(con, token, "expired")  # the cached verification is judged with the current skew
+    refused(con, mint("ES256", exp=int(time.time()) - 30), "expired")
+    con.execute("RESET acl_jwt_clock_skew")
+    assert count(con, mint("ES256", exp=int(time.time()) - 30, sub="bob")) == (3,)
+
+
+@test
 def not_yet_valid(con):
     refused(con, mint("ES256", nbf=int(time.time()) + 3600), "not yet valid")
 
