@@ -14,6 +14,10 @@ pub struct State {
     writer: Mutex<()>,
     /// Verified tokens, until their `exp` or the next policy change.
     pub tokens: crate::auth::TokenCache,
+    /// The host's categorised function list, read once at load. Every published snapshot
+    /// carries it too (`policy.functions.host`), so a statement sees the list and the function
+    /// grants of one moment; whoever replaces the policy wholesale must keep it.
+    host: parking_lot::RwLock<Arc<crate::policy::functions::HostFunctions>>,
 }
 
 impl State {
@@ -23,6 +27,21 @@ impl State {
 
     pub fn policy(&self) -> Arc<Policy> {
         self.policy.load_full()
+    }
+
+    /// Installs the host's function list (at load) and publishes a snapshot that carries it.
+    pub fn set_host_functions(&self, host: crate::policy::functions::HostFunctions) {
+        let host = Arc::new(host);
+        let _w = self.writer.lock();
+        *self.host.write() = host.clone();
+        let mut next = Policy::clone(&self.policy.load());
+        next.functions.host = host;
+        next.version += 1;
+        self.policy.store(Arc::new(next));
+    }
+
+    pub fn host_functions(&self) -> Arc<crate::policy::functions::HostFunctions> {
+        self.host.read().clone()
     }
 
     /// Runs one management statement (already split from its batch) against a copy of the

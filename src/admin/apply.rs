@@ -1,6 +1,6 @@
 //! Applying a management command to the policy. Each arm validates before it mutates, so a
 //! failed command normally leaves the policy untouched (the caller also works on a clone).
-use super::{issuer, Command, CreateMode, ObjectWord};
+use super::{functions, issuer, Command, CreateMode, ObjectWord};
 use crate::error::{AclError, Result};
 use crate::policy::{
     Slice,
@@ -73,6 +73,7 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::UnmapClaim { iss, value, role } => {
             issuer::unmap_claim(policy, iss, value, role.as_deref())
         }
+        Command::Function(f) => super::functions::apply(policy, f),
     }?;
     policy.version += 1;
     Ok(status)
@@ -97,6 +98,7 @@ fn create_catalog(
             // still exists, and are kept.
             if exists {
                 remove_grants(p, |_| false, |k| k.catalog == name);
+                functions::forget_catalog(p, name);
             }
             p.catalogs.insert(
                 name.to_string(),
@@ -115,13 +117,14 @@ fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> R
     let Some(cat) = p.catalogs.get(name) else {
         return missing(if_exists, status, || catalog_missing(name));
     };
-    let n = cat.objects.len();
+    let n = cat.objects.len() + functions::functions_in(p, name);
     if n > 0 && !cascade {
         return Err(AclError::invalid(format!(
             "virtual catalog \"{name}\" is not empty (use CASCADE)"
         )));
     }
     p.catalogs.remove(name);
+    functions::forget_catalog(p, name);
     remove_grants(p, |c| c == name, |k| k.catalog == name);
     Ok(match n {
         0 => status,
@@ -185,6 +188,7 @@ pub(super) fn create_role(p: &mut Policy, name: &str, mode: CreateMode) -> Resul
             // OR REPLACE states the whole role: the new one starts without grants, as DuckDB's
             // CREATE OR REPLACE starts a table empty.
             p.roles.insert(name.to_string(), Role::default());
+            functions::forget_role(p, name);
             Ok(if exists { status + REPLACED } else { status })
         }
     }
@@ -196,6 +200,7 @@ fn drop_role(p: &mut Policy, name: &str, if_exists: bool) -> Result<String> {
         return missing(if_exists, status, || role_missing(name));
     }
     issuer::forget_role(p, name);
+    functions::forget_role(p, name);
     Ok(status)
 }
 
@@ -285,7 +290,8 @@ fn require_relation(p: &Policy, key: &ObjKey, word: ObjectWord) -> Result<()> {
     if !p.catalogs.contains_key(&key.catalog) {
         return Err(catalog_missing(&key.catalog));
     }
-    if p.relation(key).is_none() {
+    // A virtual function is an object too: `select` on it lets a role call it.
+    if p.relation(key).is_none() && !functions::has_function(p, key) {
         return Err(object_missing(key, word));
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! split so a caller can check a scope against the parsed command before touching any policy, and
 //! so `apply` can run on a clone that is dropped if it fails.
 mod apply;
+pub mod functions;
 mod issuer;
 pub mod slice;
 mod parse;
@@ -142,6 +143,8 @@ pub enum Command {
         value: String,
         role: Option<String>,
     },
+    /// Function categories, function grants and virtual functions (`functions`).
+    Function(functions::FnCommand),
 }
 
 /// Does this statement start like a management statement (CREATE [OR REPLACE] VIRTUAL|ROLE|ISSUER,
@@ -167,11 +170,16 @@ pub fn is_management(sql: &str) -> bool {
         Some(Token::Word(w)) if w.quote_style.is_none() => (w.keyword, w.value.to_ascii_uppercase()),
         _ => (Keyword::NoKeyword, String::new()),
     };
-    let object = |(k, w): (Keyword, String)| matches!(k, Keyword::VIRTUAL | Keyword::ROLE) || w == "ISSUER";
+    let object = |(k, w): &(Keyword, String)| matches!(k, Keyword::VIRTUAL | Keyword::ROLE) || w == "ISSUER";
     let (first, word) = next();
     match first {
-        Keyword::GRANT | Keyword::REVOKE => true,
-        Keyword::DROP => object(next()),
+        Keyword::GRANT | Keyword::REVOKE | Keyword::DENY => true,
+        // FUNCTION CATEGORY only: CREATE/DROP FUNCTION alone is DuckDB's macro statement.
+        Keyword::ALTER => next().0 == Keyword::FUNCTION && next().1 == "CATEGORY",
+        Keyword::DROP => {
+            let k = next();
+            object(&k) || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
+        }
         Keyword::CREATE => {
             let mut k = next();
             if k.0 == Keyword::OR {
@@ -180,7 +188,7 @@ pub fn is_management(sql: &str) -> bool {
                 }
                 k = next();
             }
-            object(k)
+            object(&k) || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
         _ if word == "MAP" || word == "UNMAP" => next().1 == "CLAIM",
         _ => false,

@@ -2,6 +2,7 @@
 //! (DuckDB dialect), so quoting, comments and string escapes behave exactly as in DuckDB.
 use super::{Command, CreateMode, ObjectWord};
 use crate::error::{AclError, Result};
+use crate::policy::functions::{Access, FnKind};
 use crate::policy::{norm, Caps, ObjKey, PhysName, Slice, DEFAULT_SCHEMA};
 use sqlparser::ast::Ident;
 use sqlparser::dialect::DuckDbDialect;
@@ -95,6 +96,10 @@ impl<'a> P<'a> {
             self.grant()
         } else if self.kw(Keyword::REVOKE) {
             self.revoke()
+        } else if self.kw(Keyword::DENY) {
+            self.function_grant(Some(Access::Deny))
+        } else if self.kw(Keyword::ALTER) {
+            self.alter_function_category()
         } else if self.peek_word("map") || self.peek_word("unmap") {
             self.map_claim()
         } else {
@@ -115,9 +120,12 @@ impl<'a> P<'a> {
                     mode,
                 });
             }
+            if self.kw(Keyword::SCALAR) {
+                return self.create_virtual_function(or_replace, FnKind::Scalar);
+            }
             if self.kw(Keyword::TABLE) {
-                if self.p.peek_keyword(Keyword::FUNCTION) {
-                    return self.unsupported("CREATE VIRTUAL TABLE FUNCTION");
+                if self.kw(Keyword::FUNCTION) {
+                    return self.create_virtual_function(or_replace, FnKind::Table);
                 }
                 let mode = self.create_mode(or_replace)?;
                 let key = self.virtual_name()?;
@@ -159,6 +167,9 @@ impl<'a> P<'a> {
         if self.word("issuer") {
             return self.create_issuer(or_replace);
         }
+        if self.p.peek_keyword(Keyword::FUNCTION) {
+            return self.create_function_category(or_replace);
+        }
         self.err("VIRTUAL or ROLE")
     }
 
@@ -174,9 +185,12 @@ impl<'a> P<'a> {
                     cascade,
                 });
             }
+            if self.kw(Keyword::SCALAR) {
+                return self.drop_virtual_function(FnKind::Scalar);
+            }
             if self.kw(Keyword::TABLE) {
-                if self.p.peek_keyword(Keyword::FUNCTION) {
-                    return self.unsupported("DROP VIRTUAL TABLE FUNCTION");
+                if self.kw(Keyword::FUNCTION) {
+                    return self.drop_virtual_function(FnKind::Table);
                 }
                 let if_exists = self.if_exists();
                 let key = self.virtual_name()?;
@@ -197,6 +211,9 @@ impl<'a> P<'a> {
         if self.word("issuer") {
             return self.drop_issuer();
         }
+        if self.p.peek_keyword(Keyword::FUNCTION) {
+            return self.drop_function_category();
+        }
         self.err("VIRTUAL or ROLE")
     }
 
@@ -216,6 +233,9 @@ impl<'a> P<'a> {
     }
 
     fn grant(&mut self) -> Result<Command> {
+        if self.p.peek_keyword(Keyword::FUNCTION) {
+            return self.function_grant(Some(Access::Grant));
+        }
         if self.kw(Keyword::CATALOG) {
             let catalog = self.one_part("a catalog name")?;
             let role = self.role_after(Keyword::TO, "TO")?;
@@ -297,6 +317,9 @@ impl<'a> P<'a> {
     }
 
     fn revoke(&mut self) -> Result<Command> {
+        if self.p.peek_keyword(Keyword::FUNCTION) {
+            return self.function_grant(None);
+        }
         if self.kw(Keyword::CATALOG) {
             let catalog = self.one_part("a catalog name")?;
             let role = self.role_after(Keyword::FROM, "FROM")?;
@@ -390,7 +413,7 @@ impl<'a> P<'a> {
     }
 
     /// `[COMMENT '…']`
-    fn comment(&mut self) -> Result<Option<String>> {
+    pub(super) fn comment(&mut self) -> Result<Option<String>> {
         if !self.kw(Keyword::COMMENT) {
             return Ok(None);
         }
@@ -405,7 +428,7 @@ impl<'a> P<'a> {
     }
 
     /// A dotted name of quoted or unquoted identifiers, spelled as written.
-    fn name(&mut self, what: &str) -> Result<Vec<Ident>> {
+    pub(super) fn name(&mut self, what: &str) -> Result<Vec<Ident>> {
         let mut parts = Vec::new();
         loop {
             let ok = match &self.p.peek_token_ref().token {
@@ -442,7 +465,7 @@ impl<'a> P<'a> {
     }
 
     /// `c.t` (schema `main`) or `c.s.t`, normalised.
-    fn virtual_name(&mut self) -> Result<ObjKey> {
+    pub(super) fn virtual_name(&mut self) -> Result<ObjKey> {
         let parts = self.name("a virtual table name")?;
         let v: Vec<String> = parts.iter().map(|i| norm(&i.value)).collect();
         match v.as_slice() {

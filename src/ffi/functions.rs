@@ -28,7 +28,12 @@ pub(super) unsafe fn register(
     if unsafe { sys::duckdb_connect(db, &mut con) } != sys::duckdb_state_DuckDBSuccess {
         return Err("could not connect to the database".into());
     }
-    let result = unsafe { register_acl_exec(con, state) };
+    let result = unsafe {
+        // The list is read last, so it includes the extension's own acl_* functions (never).
+        super::host::register_listing(con, state.clone())
+            .and_then(|()| register_acl_exec(con, state.clone()))
+            .and_then(|()| super::host::load(con, &state))
+    };
     unsafe { sys::duckdb_disconnect(&mut con) };
     result
 }
@@ -59,7 +64,7 @@ unsafe fn register_acl_exec(con: sys::duckdb_connection, state: Arc<State>) -> R
     }
 }
 
-unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
+pub(super) unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
     if !p.is_null() {
         let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(p as *mut T) })));
     }

@@ -1,6 +1,8 @@
 //! Policy is data: virtual catalogs and their objects, roles and their grants. It is immutable
 //! once published; changes build a new `Policy` and swap it in (see `state`).
 pub mod caps;
+pub mod categories;
+pub mod functions;
 
 pub use caps::Caps;
 use std::collections::BTreeMap;
@@ -130,6 +132,8 @@ pub struct Policy {
     pub issuers: BTreeMap<String, Issuer>,
     /// `MAP CLAIM 'value' FROM ISSUER 'iss' TO ROLE r`: `(iss, value)` → roles.
     pub claim_roles: BTreeMap<(String, String), Vec<String>>,
+    /// Function categories, grants and virtual functions, with the host's function list.
+    pub functions: functions::FunctionPolicy,
 }
 
 impl Policy {

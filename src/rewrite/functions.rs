@@ -1,17 +1,19 @@
-//! Rule: functions that no principal may ever call, whatever it is granted — they run SQL
-//! text, attach databases or reach the extension's own state. Until the full function gate
-//! lands, calls to qualified names are refused too (a qualified name can reach a macro in
-//! any attached database).
+//! Rule: the function gate (surface §6, spec 004). Every function the principal calls — in an
+//! expression or in FROM — is resolved to a key `(db, schema, name, scalar|table)`, admitted by
+//! the function policy, and emitted fully qualified (`lower(x)` → `"system"."main"."lower"(x)`),
+//! so a macro named like a built-in in the search path cannot capture the call. Calls of virtual
+//! functions are replaced by markers here and expanded after `relations` (see `virtual_fns`).
+use super::Decision;
+use crate::authz::{Principal, View};
 use crate::error::{AclError, Result};
-use sqlparser::ast::{Expr, ObjectNamePart, Statement, Visit, Visitor};
+use crate::policy::categories::sql_value_function;
+use crate::policy::functions::{Admission, FnKey, FnKind, FunctionPolicy, VirtualFunction};
+use crate::policy::{norm, Caps, ObjKey, Policy, DEFAULT_SCHEMA};
+use sqlparser::ast::{
+    AccessExpr, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName,
+    ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Visit, VisitMut, Visitor, VisitorMut,
+};
 use std::ops::ControlFlow;
-
-pub(super) fn check(stmt: &Statement) -> Result<()> {
-    match stmt.visit(&mut Gate) {
-        ControlFlow::Break(e) => Err(e),
-        ControlFlow::Continue(()) => Ok(()),
-    }
-}
 
 /// True for names in the never-callable set.
 pub fn never_callable(name: &str) -> bool {
@@ -24,26 +26,364 @@ pub fn never_callable(name: &str) -> bool {
         || n.ends_with("_attach")
 }
 
-struct Gate;
+/// Names DuckDB's parser or binder turns into syntax before any catalog lookup (COLUMNS(*),
+/// TRY, IFNULL, …). They are not functions: they stay unqualified (and unquoted, since a quoted
+/// name would reach the catalog) and their arguments are walked like any expression.
+const SYNTAX: [&str; 11] =
+    ["columns", "unpack", "coalesce", "grouping", "grouping_id", "try", "construct_array", "ifnull", "date", "unnest", "unlist"];
 
-impl Visitor for Gate {
+fn is_syntax(name: &str) -> bool {
+    SYNTAX.iter().any(|s| s.eq_ignore_ascii_case(name))
+}
+
+/// One principal's view of the function policy, built once per batch.
+pub struct FnGate<'p> {
+    fns: &'p FunctionPolicy,
+    roles: Vec<&'p str>,
+    /// The principal's MAIN catalog, when it has exactly one (unqualified virtual functions).
+    main: Option<&'p str>,
+}
+
+impl<'p> FnGate<'p> {
+    pub fn new(policy: &'p Policy, principal: &'p Principal) -> FnGate<'p> {
+        let roles: Vec<&str> = principal.roles.iter().map(String::as_str).collect();
+        let mut mains = roles
+            .iter()
+            .filter_map(|r| policy.roles.get(*r))
+            .flat_map(|r| r.catalog_grants.iter())
+            .filter(|(_, g)| g.main)
+            .map(|(c, _)| c.as_str());
+        let first = mains.next();
+        let main = first.filter(|f| mains.all(|m| m == *f));
+        FnGate { fns: &policy.functions, roles, main }
+    }
+
+    /// Refuses unless `key` is admitted; `shown` is the name as the principal wrote it.
+    pub fn admit(&self, key: &FnKey, shown: &str) -> Result<()> {
+        match self.fns.admit(self.roles.iter().copied(), key) {
+            Admission::Admitted => Ok(()),
+            // One message for every case: a principal learns nothing about categories or denies.
+            _ => Err(not_permitted(shown)),
+        }
+    }
+
+    fn virtual_fn(&self, c: &str, s: &str, n: &str, kind: FnKind) -> Option<(ObjKey, &'p VirtualFunction)> {
+        let vf = self.fns.virtuals.get(&(c.to_string(), s.to_string(), n.to_string(), kind))?;
+        Some((ObjKey { catalog: c.into(), schema: s.into(), name: n.into() }, vf))
+    }
+}
+
+fn not_permitted(shown: &str) -> AclError {
+    AclError::refused(format!("function \"{shown}\" is not permitted"))
+}
+
+/// A virtual function call waiting for expansion (after `relations`).
+pub(super) struct VirtualCall {
+    pub key: ObjKey,
+    pub kind: FnKind,
+    pub function: VirtualFunction,
+}
+
+pub(super) const MARKER: &str = "__acl_vfn";
+
+enum Target<'p> {
+    /// A built-in from the host's list (no allocation to name it).
+    Host(&'p FnKey),
+    /// A key as the principal qualified it.
+    Key(FnKey),
+    Virtual(ObjKey, &'p VirtualFunction),
+}
+
+/// Runs the gate over `stmt`; returns the virtual calls to expand.
+pub(super) fn apply(
+    stmt: &mut Statement,
+    view: &View<'_>,
+    gate: &FnGate<'_>,
+    decision: &mut Decision,
+) -> Result<Vec<VirtualCall>> {
+    let mut g = Gate { view, gate, decision, calls: Vec::new() };
+    match stmt.visit(&mut g) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(g.calls),
+    }
+}
+
+struct Gate<'a, 'v, 'p> {
+    view: &'a View<'v>,
+    gate: &'a FnGate<'p>,
+    decision: &'a mut Decision,
+    calls: Vec<VirtualCall>,
+}
+
+fn idents(name: &ObjectName) -> Result<Vec<&Ident>> {
+    name.0
+        .iter()
+        .map(|p| match p {
+            ObjectNamePart::Identifier(i) => Ok(i),
+            _ => Err(AclError::refused("this form of function name is not supported")),
+        })
+        .collect()
+}
+
+fn quoted(s: &str) -> Ident {
+    Ident::with_quote('"', s)
+}
+
+pub(super) fn qualified(key: &FnKey, name: &str) -> ObjectName {
+    ObjectName::from(vec![quoted(&key.db), quoted(&key.schema), quoted(name)])
+}
+
+impl<'p> Gate<'_, '_, 'p> {
+    /// Resolves a called name: a built-in first for unqualified names (never a macro someone
+    /// created), then a virtual function the principal may use, then a key as written.
+    fn resolve(&self, parts: &[String], lookup: &str, kind: FnKind) -> Result<Target<'p>> {
+        let host: &'p crate::policy::functions::HostFunctions = &self.gate.fns.host;
+        let shown = parts.last().map(String::as_str).unwrap_or("");
+        let found = match parts {
+            [_] => host
+                .resolve(lookup, kind)
+                .map(|f| Target::Host(&f.key))
+                .or_else(|| self.visible_virtual(self.gate.main?, DEFAULT_SCHEMA, lookup, kind)),
+            [a, _] => self
+                .visible_virtual(a, DEFAULT_SCHEMA, lookup, kind)
+                .or_else(|| self.visible_virtual(self.gate.main?, a, lookup, kind))
+                .or_else(|| host.resolve_in(a, lookup, kind).map(|f| Target::Host(&f.key))),
+            [c, s, _] => self.visible_virtual(c, s, lookup, kind).or_else(|| {
+                Some(Target::Key(FnKey { db: c.clone(), schema: s.clone(), name: lookup.to_string(), kind }))
+            }),
+            _ => None,
+        };
+        found.ok_or_else(|| not_permitted(shown))
+    }
+
+    /// A virtual function in a catalog the principal sees (others do not exist for it).
+    fn visible_virtual(&self, c: &str, s: &str, n: &str, kind: FnKind) -> Option<Target<'p>> {
+        if !self.view.sees_catalog(c) {
+            return None;
+        }
+        self.gate.virtual_fn(c, s, n, kind).map(|(k, vf)| Target::Virtual(k, vf))
+    }
+
+    /// Checks `select` on a virtual function and records the call; returns its marker name.
+    fn virtual_call(&mut self, key: ObjKey, vf: &VirtualFunction, kind: FnKind) -> Result<ObjectName> {
+        let caps = self.view.caps(&key).unwrap_or(Caps::NONE);
+        if !caps.contains(Caps::SELECT) {
+            return Err(AclError::refused(format!("{} lacks select on {}", self.view.label, key)));
+        }
+        let marker = format!("{MARKER}{}", self.calls.len());
+        self.calls.push(VirtualCall { key, kind, function: vf.clone() });
+        Ok(ObjectName::from(vec![quoted(&marker)]))
+    }
+
+    fn scalar(&mut self, f: &mut sqlparser::ast::Function) -> Result<()> {
+        let parts: Vec<String> = idents(&f.name)?.iter().map(|i| norm(&i.value)).collect();
+        let name = parts.last().cloned().unwrap_or_default();
+        if parts.len() == 1 && is_syntax(&name) {
+            if let Some(ObjectNamePart::Identifier(i)) = f.name.0.first_mut() {
+                i.quote_style = None;
+            }
+            return Ok(());
+        }
+        match &f.args {
+            FunctionArguments::Subquery(_) if parts.len() == 1 && name == "array" => return Ok(()),
+            FunctionArguments::Subquery(_) => return Err(AclError::refused("this form of function call is not supported")),
+            FunctionArguments::None => {
+                // CURRENT_DATE and friends without parentheses: DuckDB binds a column of that
+                // name first, so the word stays as written; the function it may call is gated.
+                return match (parts.len(), sql_value_function(&name)) {
+                    (1, Some(fname)) => self.value_keyword(&name, fname),
+                    _ => Err(AclError::refused("this form of function call is not supported")),
+                };
+            }
+            FunctionArguments::List(_) => {}
+        }
+        if !matches!(f.parameters, FunctionArguments::None) {
+            return Err(AclError::refused("this form of function call is not supported"));
+        }
+        let lookup = parser_alias(&name, f);
+        match self.resolve(&parts, lookup, FnKind::Scalar)? {
+            Target::Host(key) => {
+                self.gate.admit(key, &name)?;
+                f.name = qualified(key, &name);
+            }
+            Target::Key(key) => {
+                self.gate.admit(&key, &name)?;
+                f.name = qualified(&key, &name);
+            }
+            Target::Virtual(key, vf) => {
+                if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+                    return Err(AclError::refused(format!("virtual function \"{name}\" takes no window or aggregate clauses")));
+                }
+                f.name = self.virtual_call(key, vf, FnKind::Scalar)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A bare SQL value keyword (`current_user`, `user`, …): refused unless its function is admitted.
+    fn value_keyword(&self, word: &str, fname: &str) -> Result<()> {
+        match self.gate.fns.host.resolve(fname, FnKind::Scalar) {
+            Some(f) if self.gate.admit(&f.key, word).is_ok() => Ok(()),
+            _ => Err(AclError::refused(format!(
+                "function \"{word}\" is not permitted (a column of that name must be qualified: t.{word})"
+            ))),
+        }
+    }
+
+    fn table_function(&mut self, tf: &mut TableFactor) -> Result<()> {
+        let TableFactor::Table { name, args: Some(args), .. } = tf else { return Ok(()) };
+        if args.settings.is_some() {
+            return Err(AclError::refused("this form of table function call is not supported"));
+        }
+        let parts: Vec<String> = idents(name)?.iter().map(|i| norm(&i.value)).collect();
+        let shown = parts.last().cloned().unwrap_or_default();
+        *name = match self.resolve(&parts, &shown, FnKind::Table)? {
+            Target::Host(key) => {
+                self.gate.admit(key, &shown)?;
+                qualified(key, &shown)
+            }
+            Target::Key(key) => {
+                self.gate.admit(&key, &shown)?;
+                qualified(&key, &shown)
+            }
+            Target::Virtual(key, vf) => self.virtual_call(key, vf, FnKind::Table)?,
+        };
+        self.decision.table_functions.push(name.clone());
+        Ok(())
+    }
+}
+
+/// The name DuckDB's parser really looks up for some spellings: `count(*)` is `count_star`,
+/// `first`/`last` with OVER are `first_value`/`last_value`, `percentile_cont|disc … WITHIN
+/// GROUP` are `quantile_cont|disc`. The call is still emitted as written (DuckDB maps it again).
+fn parser_alias<'n>(name: &'n str, f: &sqlparser::ast::Function) -> &'n str {
+    let no_args = match &f.args {
+        FunctionArguments::List(l) => {
+            l.args.is_empty()
+                || (l.args.len() == 1
+                    && l.duplicate_treatment.is_none()
+                    && matches!(l.args[0], FunctionArg::Unnamed(FunctionArgExpr::Wildcard)))
+        }
+        _ => false,
+    };
+    match name {
+        "count" if no_args && f.over.is_none() => "count_star",
+        "first" if f.over.is_some() => "first_value",
+        "last" if f.over.is_some() => "last_value",
+        "percentile_cont" if !f.within_group.is_empty() => "quantile_cont",
+        "percentile_disc" if !f.within_group.is_empty() => "quantile_disc",
+        other => other,
+    }
+}
+
+impl VisitorMut for Gate<'_, '_, '_> {
     type Break = AclError;
 
-    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<AclError> {
-        let Expr::Function(f) = expr else { return ControlFlow::Continue(()) };
-        let parts = &f.name.0;
-        let last = match parts.last() {
-            Some(ObjectNamePart::Identifier(i)) => i.value.as_str(),
-            _ => return ControlFlow::Break(AclError::refused("this form of function name is not supported")),
-        };
-        if parts.len() > 1 {
-            return ControlFlow::Break(AclError::refused(format!(
-                "function \"{last}\" may not be called with a qualified name"
-            )));
-        }
-        if never_callable(last) {
-            return ControlFlow::Break(AclError::refused(format!("function \"{last}\" is not permitted")));
-        }
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
+        name_projection(&mut q.body);
         ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        flow(self.table_function(tf))
+    }
+
+    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<AclError> {
+        let r = match expr {
+            Expr::Function(f) => self.scalar(f),
+            Expr::Identifier(id) => match sql_value_function(&id.value) {
+                Some(fname) => self.value_keyword(&norm(&id.value), fname),
+                None => Ok(()),
+            },
+            // `x.f()`: DuckDB calls f(x) by name through the search path; refused rather than
+            // rewritten (write f(x)).
+            Expr::CompoundFieldAccess { access_chain, .. }
+                if access_chain.iter().any(|a| matches!(a, AccessExpr::Dot(Expr::Function(_)))) =>
+            {
+                Err(AclError::refused("method-call syntax (x.f()) is not supported; write f(x)"))
+            }
+            _ => Ok(()),
+        };
+        flow(r)
+    }
+}
+
+fn flow(r: Result<()>) -> ControlFlow<AclError> {
+    match r {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => ControlFlow::Break(e),
+    }
+}
+
+/// Output columns keep the names the principal's text gives them: an unnamed select item that
+/// calls a function is aliased with its own text, so qualification does not show in column names.
+fn name_projection(body: &mut SetExpr) {
+    match body {
+        SetExpr::Select(s) => {
+            for item in &mut s.projection {
+                if let SelectItem::UnnamedExpr(e) = item {
+                    if wants_alias(e) {
+                        let alias = quoted(&e.to_string());
+                        let expr = std::mem::replace(e, Expr::value(sqlparser::ast::Value::Null));
+                        *item = SelectItem::ExprWithAlias { expr, alias };
+                    }
+                }
+            }
+        }
+        SetExpr::SetOperation { left, right, .. } => {
+            name_projection(left);
+            name_projection(right);
+        }
+        _ => {}
+    }
+}
+
+/// Does this expression call a function that will be qualified, and produce exactly one column?
+fn wants_alias(e: &Expr) -> bool {
+    struct Scan {
+        calls: bool,
+        multi: bool,
+    }
+    impl Visitor for Scan {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f) => {
+                    let last = match f.name.0.last() {
+                        Some(ObjectNamePart::Identifier(i)) => i.value.to_ascii_lowercase(),
+                        _ => String::new(),
+                    };
+                    if matches!(last.as_str(), "columns" | "unpack" | "unnest" | "unlist") {
+                        self.multi = true;
+                    } else if !is_syntax(&last) && !matches!(f.args, FunctionArguments::None) {
+                        self.calls = true;
+                    }
+                }
+                Expr::Wildcard(_) | Expr::QualifiedWildcard(..) => self.multi = true,
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut s = Scan { calls: false, multi: false };
+    let _ = e.visit(&mut s);
+    s.calls && !s.multi
+}
+
+/// `acl_arg(n)` → n (1-based), for virtual function bodies.
+pub(crate) fn acl_arg_index(f: &sqlparser::ast::Function) -> Option<usize> {
+    let [ObjectNamePart::Identifier(i)] = f.name.0.as_slice() else { return None };
+    if !i.value.eq_ignore_ascii_case("acl_arg") {
+        return None;
+    }
+    let FunctionArguments::List(FunctionArgumentList { args, duplicate_treatment: None, clauses }) = &f.args else {
+        return None;
+    };
+    match (args.as_slice(), clauses.is_empty()) {
+        ([FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))], true) => match &v.value {
+            sqlparser::ast::Value::Number(n, _) => n.parse().ok().filter(|n: &usize| *n >= 1),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -1,9 +1,10 @@
 //! SQL in, SQL out. A batch under a principal is parsed statement by statement (sqlparser,
 //! DuckDB dialect) and each statement goes through the rules in order:
 //!
-//! 1. `gate`      — only statement types with a rule run;
-//! 2. `functions` — the never-callable set;
-//! 3. `relations` — every table name resolved through the virtual catalog, capabilities checked;
+//! 1. `gate`        — only statement types with a rule run;
+//! 2. `functions`   — every function call admitted by the function policy and qualified to its key;
+//! 3. `relations`   — every table name resolved through the virtual catalog, capabilities checked;
+//! 4. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
 //!
 //! then `post_check` confirms that nothing physical outside the decision survived.
 mod functions;
@@ -11,9 +12,16 @@ mod gate;
 mod post_check;
 mod relations;
 mod slices;
+mod virtual_fns;
 mod writes;
 
-pub use functions::never_callable;
+pub use functions::{never_callable, FnGate};
+pub use virtual_fns::normalise_body;
+
+/// `"db"."schema"."name"` for a function key (what every admitted call is emitted as).
+pub fn qualified_name(key: &crate::policy::functions::FnKey, name: &str) -> sqlparser::ast::ObjectName {
+    functions::qualified(key, name)
+}
 
 use crate::authz::{Principal, View};
 use crate::error::{AclError, Result};
@@ -32,6 +40,9 @@ pub struct Decision {
     /// Addresses of the subqueries the policy supplied (a sliced object, a virtual view): SQL the
     /// operator wrote over physical names, inserted whole and not resolved again.
     pub trusted: Vec<usize>,
+    /// Table functions the function gate admitted (qualified names), or a virtual function's
+    /// marker until it is expanded; `relations` and `post_check` accept exactly these.
+    pub table_functions: Vec<sqlparser::ast::ObjectName>,
 }
 
 /// The rewritten batch and how many statements it holds (the shim checks DuckDB agrees).
@@ -71,8 +82,9 @@ pub fn batch(
         Prefix::Role(role) => {
             let principal = Principal::role(role);
             let view = View::new(policy, &principal)?;
+            let fns = FnGate::new(policy, &principal);
             for s in &batch.statements {
-                push(&mut sql, &statement(&view, s)?);
+                push(&mut sql, &statement(&view, &fns, s)?);
             }
         }
         Prefix::Token(jwt) => {
@@ -82,8 +94,9 @@ pub fn batch(
                 .as_secs() as i64;
             let principal = tokens.principal(policy, jwt, now, settings.clock_skew)?;
             let view = View::new(policy, &principal)?;
+            let fns = FnGate::new(policy, &principal);
             for s in &batch.statements {
-                push(&mut sql, &statement(&view, s)?);
+                push(&mut sql, &statement(&view, &fns, s)?);
             }
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
@@ -104,16 +117,17 @@ fn admin_call(stmt: &str) -> String {
     format!("SELECT * FROM acl_exec('{}')", stmt.replace('\'', "''"))
 }
 
-/// Rewrites one statement under `view`.
-pub fn statement(view: &View<'_>, sql: &str) -> Result<String> {
+/// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
+pub fn statement(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<String> {
     let mut stmt = parse_one(sql)?;
     match gate::check(&mut stmt)? {
         gate::Gate::AsIs => return Ok(stmt.to_string()),
         gate::Gate::Rewrite => {}
     }
-    functions::check(&stmt)?;
     let mut decision = Decision::default();
+    let calls = functions::apply(&mut stmt, view, fns, &mut decision)?;
     relations::apply(&mut stmt, view, &mut decision)?;
+    virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
     post_check::check(&stmt, &decision)?;
     Ok(stmt.to_string())
 }
@@ -143,3 +157,5 @@ fn parse_error(e: ParserError) -> AclError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod fn_tests;

@@ -315,7 +315,12 @@ impl Resolver<'_, '_, '_> {
         let sliced = match tf {
             TableFactor::Table { name, alias, args, .. } => {
                 if args.is_some() {
-                    return Err(AclError::refused("table functions are not permitted"));
+                    // A table function: the function gate already admitted and qualified it.
+                    if !self.decision.table_functions.contains(name) {
+                        return Err(AclError::refused("this table function is not permitted"));
+                    }
+                    self.handled.insert(addr(name));
+                    return Ok(());
                 }
                 if self.handled.contains(&addr(name)) {
                     return Ok(()); // a DML target or a slice's own table, already decided

@@ -42,7 +42,8 @@ fn run(role: &str, sql: &str) -> crate::error::Result<String> {
     let p = policy();
     let principal = Principal::role(role);
     let view = View::new(&p, &principal)?;
-    statement(&view, sql)
+    let fns = super::FnGate::new(&p, &principal);
+    statement(&view, &fns, sql)
 }
 
 #[track_caller]
@@ -144,10 +145,11 @@ fn dml_reads_need_select() {
     p.roles.insert("writer_only".into(), w);
     let principal = Principal::role("writer_only");
     let view = View::new(&p, &principal).unwrap();
-    assert!(statement(&view, "INSERT INTO orders VALUES (1)").is_ok());
-    let e = statement(&view, "INSERT INTO orders SELECT * FROM items").unwrap_err().to_string();
+    let fns = super::FnGate::new(&p, &principal);
+    assert!(statement(&view, &fns, "INSERT INTO orders VALUES (1)").is_ok());
+    let e = statement(&view, &fns, "INSERT INTO orders SELECT * FROM items").unwrap_err().to_string();
     assert!(e.contains("lacks select on sales.items"), "{e}");
-    let e = statement(&view, "DELETE FROM orders RETURNING *").unwrap_err().to_string();
+    let e = statement(&view, &fns, "DELETE FROM orders RETURNING *").unwrap_err().to_string();
     assert!(e.contains("lacks select on sales.orders"), "{e}");
 }
 
@@ -162,10 +164,10 @@ fn physical_and_ungranted_names_are_refused_without_naming_them() {
     refused("analyst", "SELECT * FROM \"phys\".\"main\".\"orders\"", "granted catalogs: sales");
     refused("analyst", "SELECT * FROM hr.people", "granted catalogs: sales");
     refused("analyst", "SELECT * FROM nosuch", "table \"nosuch\" does not exist or is not granted");
-    refused("analyst", "SELECT * FROM read_csv('/etc/passwd')", "table functions are not permitted");
-    refused("analyst", "SELECT * FROM query('SELECT 1')", "table functions are not permitted");
+    refused("analyst", "SELECT * FROM read_csv('/etc/passwd')", "function \"read_csv\" is not permitted");
+    refused("analyst", "SELECT * FROM query('SELECT 1')", "function \"query\" is not permitted");
     refused("analyst", "SELECT acl_exec('x')", "not permitted");
-    refused("analyst", "SELECT phys.main.f(1)", "qualified name");
+    refused("analyst", "SELECT phys.main.f(1)", "function \"f\" is not permitted");
     refused("analyst", "TABLE orders", "could not parse");
     refused("analyst", "SELECT * INTO t2 FROM orders", "not permitted");
     refused("nobody", "SELECT 1", "role \"nobody\" does not exist");
@@ -212,16 +214,18 @@ fn sliced_objects_become_guarded_subqueries() {
     role.catalog_grants.get_mut("sales").unwrap().slice = Slice { rls: Some("id > 1".into()), columns: None };
     let principal = Principal::role("analyst");
     let view = View::new(&p, &principal).unwrap();
+    let fns = super::FnGate::new(&p, &principal);
     assert_eq!(
-        statement(&view, "SELECT id FROM people WHERE ssn IS NULL").unwrap(),
+        statement(&view, &fns, "SELECT id FROM people WHERE ssn IS NULL").unwrap(),
         r#"SELECT id FROM (SELECT CASE WHEN (id > 1) THEN (COLUMNS(*)) END FROM (SELECT CASE WHEN (tenant = 'ac''me') THEN ("id") END AS "id", CASE WHEN (tenant = 'ac''me') THEN (NULL) END AS "ssn" FROM "phys"."main"."people" AS "__acl_l0" WHERE (tenant = 'ac''me')) AS "__acl_l1" WHERE (id > 1)) AS "people" WHERE ssn IS NULL"#
     );
     // a missing claim is NULL: the predicate fails closed
     let other = Principal::role("clerk");
     let view = View::new(&p, &other).unwrap();
-    assert!(statement(&view, "SELECT id FROM people").unwrap().contains("WHERE (tenant = NULL)"));
+    let fns = super::FnGate::new(&p, &other);
+    assert!(statement(&view, &fns, "SELECT id FROM people").unwrap().contains("WHERE (tenant = NULL)"));
     // sliced objects are read-only
-    let e = statement(&view, "DELETE FROM people").unwrap_err().to_string();
+    let e = statement(&view, &fns, "DELETE FROM people").unwrap_err().to_string();
     assert!(e.contains("sales.people is read-only for role \"clerk\""), "{e}");
 }
 
@@ -241,7 +245,8 @@ fn sliced_writer() -> Policy {
 fn run_on(p: &Policy, role: &str, sql: &str) -> crate::error::Result<String> {
     let principal = Principal::role(role);
     let view = View::new(p, &principal)?;
-    statement(&view, sql)
+    let fns = super::FnGate::new(&p, &principal);
+    statement(&view, &fns, sql)
 }
 
 #[test]

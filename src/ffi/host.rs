@@ -1,0 +1,209 @@
+//! The host's function list (read at load from `duckdb_functions()`, on the registration
+//! connection) and the operator listing `acl_function_categories()`.
+use crate::policy::categories::HostRow;
+use crate::policy::functions::{Class, FnKey, FnKind, SYSTEM_DB};
+use crate::state::State;
+use libduckdb_sys as sys;
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Only the system database: user macros that exist at load are not the host's own functions.
+const LIST_SQL: &str = "SELECT database_name, schema_name, function_name, function_type, macro_definition \
+                        FROM duckdb_functions() WHERE database_name = 'system'";
+
+/// Reads and categorises the host's functions. An empty or unreadable list fails the load: every
+/// call would be refused, and a silent half-working gate is worse than a clear error.
+pub(super) unsafe fn load(con: sys::duckdb_connection, state: &State) -> Result<(), String> {
+    let rows = unsafe { query_rows(con, LIST_SQL, 5) }?;
+    let rows: Vec<HostRow> = rows
+        .into_iter()
+        .map(|mut r| {
+            let macro_definition = r.pop().flatten();
+            let mut next = || r.remove(0).unwrap_or_default();
+            HostRow { db: next(), schema: next(), name: next(), function_type: next(), macro_definition }
+        })
+        .collect();
+    if rows.is_empty() {
+        return Err("duckdb_functions() returned no functions".into());
+    }
+    state.set_host_functions(crate::policy::categories::categorise(&rows));
+    Ok(())
+}
+
+/// Runs `sql` and returns every row as `ncols` nullable strings (all columns VARCHAR).
+unsafe fn query_rows(con: sys::duckdb_connection, sql: &str, ncols: usize) -> Result<Vec<Vec<Option<String>>>, String> {
+    let sql = CString::new(sql).map_err(|_| "bad query")?;
+    let mut res: sys::duckdb_result = unsafe { std::mem::zeroed() };
+    unsafe {
+        if sys::duckdb_query(con, sql.as_ptr(), &mut res) != sys::duckdb_state_DuckDBSuccess {
+            let e = sys::duckdb_result_error(&mut res);
+            let msg = if e.is_null() { "unknown error".into() } else { CStr::from_ptr(e).to_string_lossy().into_owned() };
+            sys::duckdb_destroy_result(&mut res);
+            return Err(format!("could not read duckdb_functions(): {msg}"));
+        }
+        let mut out = Vec::new();
+        loop {
+            let mut chunk = sys::duckdb_fetch_chunk(res);
+            if chunk.is_null() {
+                break;
+            }
+            let n = sys::duckdb_data_chunk_get_size(chunk) as usize;
+            if n == 0 {
+                sys::duckdb_destroy_data_chunk(&mut chunk);
+                break;
+            }
+            let start = out.len();
+            out.resize_with(start + n, || Vec::with_capacity(ncols));
+            for c in 0..ncols {
+                let v = sys::duckdb_data_chunk_get_vector(chunk, c as u64);
+                let data = sys::duckdb_vector_get_data(v) as *const sys::duckdb_string_t;
+                let validity = sys::duckdb_vector_get_validity(v);
+                for (row, slot) in out[start..].iter_mut().enumerate() {
+                    let valid = validity.is_null() || sys::duckdb_validity_row_is_valid(validity, row as u64);
+                    slot.push(valid.then(|| read_string(&*data.add(row))));
+                }
+            }
+            sys::duckdb_destroy_data_chunk(&mut chunk);
+        }
+        sys::duckdb_destroy_result(&mut res);
+        Ok(out)
+    }
+}
+
+/// A `duckdb_string_t`: up to 12 bytes inline, else a pointer.
+unsafe fn read_string(s: &sys::duckdb_string_t) -> String {
+    unsafe {
+        let len = s.value.inlined.length as usize;
+        let bytes = if len <= 12 {
+            std::slice::from_raw_parts(s.value.inlined.inlined.as_ptr() as *const u8, len)
+        } else {
+            std::slice::from_raw_parts(s.value.pointer.ptr as *const u8, len)
+        };
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+/// `acl_function_categories()` → (database_name, schema_name, function_name, function_kind,
+/// category): every host key with each category that holds it now (`never` for the never set,
+/// NULL when no category does), pragmas as `never`, and functions operators added by name.
+pub(super) unsafe fn register_listing(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
+    unsafe {
+        let mut tf = sys::duckdb_create_table_function();
+        let name = CString::new("acl_function_categories").expect("static name");
+        sys::duckdb_table_function_set_name(tf, name.as_ptr());
+        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
+        sys::duckdb_table_function_set_extra_info(tf, extra, Some(super::functions::drop_box::<Arc<State>>));
+        sys::duckdb_table_function_set_bind(tf, Some(listing_bind));
+        sys::duckdb_table_function_set_init(tf, Some(listing_init));
+        sys::duckdb_table_function_set_function(tf, Some(listing_function));
+        let rc = sys::duckdb_register_table_function(con, tf);
+        sys::duckdb_destroy_table_function(&mut tf);
+        if rc == sys::duckdb_state_DuckDBSuccess {
+            Ok(())
+        } else {
+            Err("could not register acl_function_categories".into())
+        }
+    }
+}
+
+const COLUMNS: [&str; 5] = ["database_name", "schema_name", "function_name", "function_kind", "category"];
+
+type Row = [Option<String>; 5];
+
+/// The listing's rows from the current policy snapshot.
+pub fn listing_rows(policy: &crate::policy::Policy) -> Vec<Row> {
+    let f = &policy.functions;
+    let mut rows: Vec<Row> = Vec::new();
+    let row = |k: &FnKey, kind: &str, cat: Option<&str>| -> Row {
+        [Some(k.db.clone()), Some(k.schema.clone()), Some(k.name.clone()), Some(kind.into()), cat.map(String::from)]
+    };
+    for h in f.host.all() {
+        if h.class == Class::Never {
+            rows.push(row(&h.key, h.key.kind.sql(), Some("never")));
+            continue;
+        }
+        let cats = f.categories_of(&h.key);
+        if cats.is_empty() {
+            rows.push(row(&h.key, h.key.kind.sql(), None));
+        }
+        for c in cats {
+            rows.push(row(&h.key, h.key.kind.sql(), Some(c)));
+        }
+    }
+    for (db, schema, name) in &f.host.pragmas {
+        let k = FnKey { db: db.clone(), schema: schema.clone(), name: name.clone(), kind: FnKind::Scalar };
+        rows.push(row(&k, "pragma", Some("never")));
+    }
+    // Functions named db.schema.name that the host list does not hold (a user macro).
+    for (cname, c) in &f.categories {
+        for n in &c.added {
+            let Some((db, schema)) = &n.qualifier else { continue };
+            if db == SYSTEM_DB {
+                continue;
+            }
+            for kind in [FnKind::Scalar, FnKind::Table] {
+                let k = FnKey { db: db.clone(), schema: schema.clone(), name: n.name.clone(), kind };
+                if f.host.get(&k).is_none() {
+                    rows.push(row(&k, kind.sql(), Some(cname)));
+                }
+            }
+        }
+    }
+    rows
+}
+
+struct Listing {
+    rows: Vec<Row>,
+}
+
+unsafe extern "C" fn listing_bind(info: sys::duckdb_bind_info) {
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+        for c in COLUMNS {
+            let col = CString::new(c).expect("static name");
+            sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
+        }
+        sys::duckdb_destroy_logical_type(&mut varchar);
+        let state = &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>);
+        let data = Box::into_raw(Box::new(Listing { rows: listing_rows(&state.policy()) })) as *mut c_void;
+        sys::duckdb_bind_set_bind_data(info, data, Some(super::functions::drop_box::<Listing>));
+    }));
+    if r.is_err() {
+        let msg = CString::new("acl: internal error in acl_function_categories").expect("static");
+        unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+    }
+}
+
+unsafe extern "C" fn listing_init(info: sys::duckdb_init_info) {
+    let data = Box::into_raw(Box::new(AtomicUsize::new(0))) as *mut c_void;
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::functions::drop_box::<AtomicUsize>)) };
+}
+
+unsafe extern "C" fn listing_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
+        let bind = &*(sys::duckdb_function_get_bind_data(info) as *const Listing);
+        let start = pos.load(Ordering::SeqCst);
+        let n = (bind.rows.len().saturating_sub(start)).min(sys::duckdb_vector_size() as usize);
+        for c in 0..COLUMNS.len() {
+            let v = sys::duckdb_data_chunk_get_vector(output, c as u64);
+            for i in 0..n {
+                match &bind.rows[start + i][c] {
+                    Some(s) => sys::duckdb_vector_assign_string_element_len(v, i as u64, s.as_ptr() as *const _, s.len() as u64),
+                    None => {
+                        sys::duckdb_vector_ensure_validity_writable(v);
+                        sys::duckdb_validity_set_row_invalid(sys::duckdb_vector_get_validity(v), i as u64);
+                    }
+                }
+            }
+        }
+        pos.store(start + n, Ordering::SeqCst);
+        sys::duckdb_data_chunk_set_size(output, n as u64);
+    }));
+    if r.is_err() {
+        let msg = CString::new("acl: internal error in acl_function_categories").expect("static");
+        unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
+    }
+}

@@ -1,0 +1,273 @@
+//! The function gate: admission, qualified emission, special forms, virtual functions.
+use super::{statement, FnGate};
+use crate::authz::{Principal, View};
+use crate::policy::categories::{categorise, HostRow};
+use crate::policy::Policy;
+use std::sync::Arc;
+
+/// A small host list in `duckdb_functions()` shape.
+fn host() -> crate::policy::functions::HostFunctions {
+    let r = |schema: &str, name: &str, t: &str, body: Option<&str>| HostRow {
+        db: "system".into(),
+        schema: schema.into(),
+        name: name.into(),
+        function_type: t.into(),
+        macro_definition: body.map(String::from),
+    };
+    categorise(&[
+        r("main", "lower", "scalar", None),
+        r("main", "upper", "scalar", None),
+        r("main", "count", "aggregate", None),
+        r("main", "count_star", "aggregate", None),
+        r("main", "sum", "aggregate", None),
+        r("main", "max", "aggregate", None),
+        r("main", "string_agg", "aggregate", None),
+        r("main", "first_value", "window", None),
+        r("main", "row_number", "window", None),
+        r("main", "quantile_cont", "aggregate", None),
+        r("main", "list_transform", "scalar", None),
+        r("main", "current_date", "scalar", None),
+        r("main", "current_user", "macro", Some("'duckdb'")),
+        r("main", "user", "macro", Some("current_user")),
+        r("main", "getvariable", "scalar", None),
+        r("main", "json_extract", "scalar", None),
+        r("main", "range", "table", None),
+        r("main", "range", "scalar", None),
+        r("main", "unnest", "table", None),
+        r("main", "read_csv", "table", None),
+        r("main", "query", "table", None),
+        r("main", "query_table", "table", None),
+        r("main", "histogram_values", "table_macro", Some("SELECT * FROM query_table(source)")),
+        r("main", "duckdb_tables", "table", None),
+        r("main", "current_database", "scalar", None),
+        r("pg_catalog", "current_database", "macro", Some("\"system\".main.current_database()")),
+        r("main", "version", "pragma", None),
+    ])
+}
+
+fn policy(admin: &[&str]) -> Policy {
+    let mut p = Policy::default();
+    p.functions.host = Arc::new(host());
+    let setup = [
+        "CREATE VIRTUAL CATALOG sales",
+        "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders",
+        "CREATE VIRTUAL CATALOG hr",
+        "CREATE ROLE analyst",
+        "GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN",
+        "CREATE ROLE loader",
+        "GRANT CATALOG sales TO ROLE loader WITH (select) MAIN",
+    ];
+    for s in setup.iter().chain(admin) {
+        let cmd = crate::admin::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        crate::admin::apply(&mut p, &cmd).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    p
+}
+
+fn run(p: &Policy, role: &str, sql: &str) -> crate::error::Result<String> {
+    let principal = Principal::role(role);
+    let view = View::new(p, &principal)?;
+    let fns = FnGate::new(p, &principal);
+    statement(&view, &fns, sql)
+}
+
+#[track_caller]
+fn rewrites(p: &Policy, role: &str, sql: &str, expected: &str) {
+    assert_eq!(run(p, role, sql).unwrap(), expected);
+}
+
+#[track_caller]
+fn refused(p: &Policy, role: &str, sql: &str, part: &str) {
+    let e = run(p, role, sql).unwrap_err().to_string();
+    assert!(e.starts_with("acl: ") && e.contains(part), "{e:?} does not contain {part:?}");
+    assert!(!e.contains("phys"), "names a physical object: {e}");
+}
+
+const ORDERS: &str = r#""phys"."main"."orders" AS "orders""#;
+
+#[test]
+fn calls_are_emitted_qualified_and_keep_their_column_names() {
+    let p = policy(&[]);
+    rewrites(&p, "analyst", "SELECT lower(name) FROM orders",
+        &format!(r#"SELECT "system"."main"."lower"(name) AS "lower(name)" FROM {ORDERS}"#));
+    rewrites(&p, "analyst", "SELECT LOWER(name) AS n FROM orders WHERE upper(name) = 'A'",
+        &format!(r#"SELECT "system"."main"."lower"(name) AS n FROM {ORDERS} WHERE "system"."main"."upper"(name) = 'A'"#));
+    rewrites(&p, "analyst", "SELECT count(*), sum(DISTINCT amount) FROM orders",
+        &format!(r#"SELECT "system"."main"."count"(*) AS "count(*)", "system"."main"."sum"(DISTINCT amount) AS "sum(DISTINCT amount)" FROM {ORDERS}"#));
+    rewrites(&p, "analyst", "SELECT system.main.lower('A')",
+        r#"SELECT "system"."main"."lower"('A') AS "system.main.lower('A')""#);
+    // a name DuckDB's parser maps to another function is admitted under that one, emitted as written
+    rewrites(&p, "analyst", "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY amount) AS m FROM orders",
+        &format!(r#"SELECT "system"."main"."percentile_cont"(0.5) WITHIN GROUP (ORDER BY amount) AS m FROM {ORDERS}"#));
+    rewrites(&p, "analyst", "SELECT first(amount) OVER (ORDER BY id) AS f FROM orders",
+        &format!(r#"SELECT "system"."main"."first"(amount) OVER (ORDER BY id) AS f FROM {ORDERS}"#));
+}
+
+#[test]
+fn special_forms_keep_working() {
+    let p = policy(&[]);
+    rewrites(&p, "analyst", "SELECT COLUMNS(*) FROM orders", &format!("SELECT COLUMNS(*) FROM {ORDERS}"));
+    rewrites(&p, "analyst", r#"SELECT "coalesce"(a, 1) AS c, TRY(a) AS t FROM orders"#,
+        &format!("SELECT coalesce(a, 1) AS c, TRY(a) AS t FROM {ORDERS}"));
+    rewrites(&p, "analyst", "SELECT CAST(a AS INT) AS c, EXTRACT(YEAR FROM d) AS y, a::TEXT AS t FROM orders",
+        &format!("SELECT CAST(a AS INT) AS c, EXTRACT(YEAR FROM d) AS y, a::TEXT AS t FROM {ORDERS}"));
+    rewrites(&p, "analyst", "SELECT list_transform(l, lambda x: lower(x)) AS l FROM orders",
+        &format!(r#"SELECT "system"."main"."list_transform"(l, lambda x : "system"."main"."lower"(x)) AS l FROM {ORDERS}"#));
+    rewrites(&p, "analyst", "SELECT unnest([1, 2])", "SELECT unnest([1, 2])");
+    rewrites(&p, "analyst", "SELECT current_date", "SELECT current_date");
+    rewrites(&p, "analyst", "SELECT row_number() OVER () AS n FROM orders",
+        &format!(r#"SELECT "system"."main"."row_number"() OVER () AS n FROM {ORDERS}"#));
+}
+
+#[test]
+fn table_functions_are_gated_and_qualified() {
+    let p = policy(&[]);
+    rewrites(&p, "analyst", "SELECT * FROM range(3) AS r(x)", r#"SELECT * FROM "system"."main"."range"(3) AS r (x)"#);
+    rewrites(&p, "analyst", "SELECT o.id FROM orders AS o, unnest([1]) AS u(v)",
+        r#"SELECT o.id FROM "phys"."main"."orders" AS o, "system"."main"."unnest"([1]) AS u (v)"#);
+    refused(&p, "analyst", "SELECT * FROM read_csv('/etc/passwd')", "function \"read_csv\" is not permitted");
+    refused(&p, "analyst", "SELECT * FROM duckdb_tables()", "function \"duckdb_tables\" is not permitted");
+    refused(&p, "analyst", "SELECT * FROM query('SELECT 1')", "function \"query\" is not permitted");
+    refused(&p, "analyst", "SELECT * FROM histogram_values('t', 'c')", "not permitted");
+    refused(&p, "analyst", "SELECT * FROM nosuch(1)", "function \"nosuch\" is not permitted");
+}
+
+#[test]
+fn grants_denies_and_all_roles() {
+    let p = policy(&["GRANT FUNCTION CATEGORY readers TO ROLE loader"]);
+    rewrites(&p, "loader", "SELECT * FROM read_csv('x.csv')", r#"SELECT * FROM "system"."main"."read_csv"('x.csv')"#);
+    refused(&p, "analyst", "SELECT * FROM read_csv('x.csv')", "not permitted");
+    // a deny anywhere wins over a grant
+    let p = policy(&["GRANT FUNCTION CATEGORY readers TO ROLE loader", "DENY FUNCTION read_csv TO ALL ROLES"]);
+    refused(&p, "loader", "SELECT * FROM read_csv('x.csv')", "not permitted");
+    let p = policy(&["GRANT FUNCTION read_csv TO ALL ROLES", "DENY FUNCTION CATEGORY readers TO ROLE analyst"]);
+    rewrites(&p, "loader", "SELECT * FROM read_csv('x')", r#"SELECT * FROM "system"."main"."read_csv"('x')"#);
+    refused(&p, "analyst", "SELECT * FROM read_csv('x')", "not permitted");
+    // base is an ordinary grant to ALL ROLES: revoking it takes lower away
+    let p = policy(&["REVOKE FUNCTION CATEGORY base FROM ALL ROLES"]);
+    refused(&p, "analyst", "SELECT lower('A')", "function \"lower\" is not permitted");
+    // nothing admits the never set, not even a category grant of its class
+    let p = policy(&["GRANT FUNCTION CATEGORY meta TO ALL ROLES", "GRANT FUNCTION CATEGORY node TO ALL ROLES"]);
+    refused(&p, "analyst", "SELECT * FROM query_table('t')", "not permitted");
+    rewrites(&p, "analyst", "SELECT * FROM duckdb_tables()", r#"SELECT * FROM "system"."main"."duckdb_tables"()"#);
+}
+
+#[test]
+fn environment_and_value_keywords() {
+    let p = policy(&[]);
+    refused(&p, "analyst", "SELECT getvariable('secret')", "function \"getvariable\" is not permitted");
+    refused(&p, "analyst", "SELECT user", "function \"user\" is not permitted");
+    refused(&p, "analyst", "SELECT current_user", "t.current_user");
+    let p = policy(&["GRANT FUNCTION CATEGORY environment TO ROLE analyst"]);
+    rewrites(&p, "analyst", "SELECT current_user", "SELECT current_user");
+    rewrites(&p, "analyst", "SELECT getvariable('x') AS v", r#"SELECT "system"."main"."getvariable"('x') AS v"#);
+}
+
+#[test]
+fn qualified_names_need_their_key_admitted() {
+    let p = policy(&[]);
+    refused(&p, "analyst", "SELECT phys.main.m(1)", "function \"m\" is not permitted");
+    refused(&p, "analyst", "SELECT memory.main.lower('a')", "function \"lower\" is not permitted");
+    refused(&p, "analyst", "SELECT pg_catalog.current_database()", "not permitted");
+    refused(&p, "analyst", "SELECT name.lower() FROM orders", "not permitted");
+    refused(&p, "analyst", "SELECT 'abc'.upper()", "method-call syntax");
+    let p = policy(&["CREATE FUNCTION CATEGORY macros", "ALTER FUNCTION CATEGORY macros ADD (phys.main.m)",
+        "GRANT FUNCTION CATEGORY macros TO ROLE analyst"]);
+    rewrites(&p, "analyst", "SELECT phys.main.m(1) AS x", r#"SELECT "phys"."main"."m"(1) AS x"#);
+    refused(&p, "loader", "SELECT phys.main.m(1)", "not permitted");
+    // dropping a built-in from its shipped category takes it away
+    let p = policy(&["ALTER FUNCTION CATEGORY base DROP (upper)"]);
+    refused(&p, "analyst", "SELECT upper('a')", "function \"upper\" is not permitted");
+    rewrites(&p, "analyst", "SELECT lower('a') AS l", r#"SELECT "system"."main"."lower"('a') AS l"#);
+}
+
+#[test]
+fn management_validates_names() {
+    let mut p = policy(&[]);
+    let bad = |p: &mut Policy, sql: &str| crate::admin::apply(p, &crate::admin::parse(sql).unwrap()).unwrap_err().to_string();
+    assert!(bad(&mut p, "GRANT FUNCTION query TO ROLE analyst").contains("never callable"));
+    assert!(bad(&mut p, "ALTER FUNCTION CATEGORY base ADD (acl_exec)").contains("never callable"));
+    assert!(bad(&mut p, "GRANT FUNCTION nosuch TO ROLE analyst").contains("not a built-in"));
+    assert!(bad(&mut p, "GRANT FUNCTION CATEGORY nosuch TO ALL ROLES").contains("does not exist"));
+    assert!(bad(&mut p, "DROP FUNCTION CATEGORY base").contains("shipped"));
+    assert!(bad(&mut p, "GRANT FUNCTION lower TO ROLE ghost").contains("role \"ghost\" does not exist"));
+    assert!(crate::admin::parse("GRANT FUNCTION a.b TO ROLE analyst").is_err());
+}
+
+#[test]
+fn virtual_scalar_functions() {
+    let p = policy(&["CREATE VIRTUAL SCALAR sales.gross(x DOUBLE) AS acl_arg(1) * 1.2",
+        "CREATE VIRTUAL SCALAR sales.shout ALIAS OF upper",
+        "CREATE VIRTUAL SCALAR hr.secret() AS 42"]);
+    rewrites(&p, "analyst", "SELECT gross(amount) AS g FROM orders",
+        &format!("SELECT ((CAST(amount AS DOUBLE)) * 1.2) AS g FROM {ORDERS}"));
+    rewrites(&p, "analyst", "SELECT sales.shout(lower(name)) AS s FROM orders",
+        &format!(r#"SELECT "system"."main"."upper"("system"."main"."lower"(name)) AS s FROM {ORDERS}"#));
+    refused(&p, "analyst", "SELECT gross(1, 2)", "takes 1 argument");
+    refused(&p, "analyst", "SELECT hr.secret()", "function \"secret\" is not permitted");
+    refused(&p, "analyst", "SELECT gross(getvariable('x'))", "function \"getvariable\" is not permitted");
+}
+
+#[test]
+fn virtual_table_functions() {
+    let p = policy(&[
+        "CREATE VIRTUAL TABLE FUNCTION sales.big(n INT) AS SELECT id FROM phys.main.orders WHERE amount > acl_arg(1)",
+        "CREATE VIRTUAL TABLE FUNCTION sales.files(p VARCHAR) ALIAS OF read_csv",
+        "CREATE VIRTUAL TABLE FUNCTION sales.mine() AS SELECT * FROM read_csv('/data/' || acl_claim('tenant') || '.csv')",
+    ]);
+    rewrites(&p, "analyst", "SELECT * FROM big(10)",
+        r#"SELECT * FROM (SELECT id FROM "phys"."main"."orders" WHERE amount > (CAST(10 AS INT))) AS "big""#);
+    rewrites(&p, "analyst", "SELECT b.id FROM sales.big((SELECT max(id) FROM orders)) AS b",
+        r#"SELECT b.id FROM (SELECT id FROM "phys"."main"."orders" WHERE amount > (CAST((SELECT "system"."main"."max"(id) AS "max(id)" FROM "phys"."main"."orders" AS "orders") AS INT))) AS b"#);
+    rewrites(&p, "analyst", "SELECT * FROM files('a.csv')",
+        r#"SELECT * FROM (SELECT * FROM "system"."main"."read_csv"((CAST('a.csv' AS VARCHAR)))) AS "files""#);
+    rewrites(&p, "analyst", "SELECT * FROM mine()",
+        r#"SELECT * FROM (SELECT * FROM read_csv('/data/' || NULL || '.csv')) AS "mine""#);
+}
+
+#[test]
+fn virtual_function_bodies_are_checked_at_create() {
+    let mut p = policy(&[]);
+    let bad = |p: &mut Policy, sql: &str| match crate::admin::parse(sql) {
+        Ok(cmd) => crate::admin::apply(p, &cmd).unwrap_err().to_string(),
+        Err(e) => e.to_string(),
+    };
+    assert!(bad(&mut p, "CREATE VIRTUAL TABLE FUNCTION sales.f() AS SELECT * FROM orders").contains("db.schema.table"));
+    assert!(bad(&mut p, "CREATE VIRTUAL SCALAR sales.f(a INT) AS acl_arg(2)").contains("acl_arg(2)"));
+    assert!(bad(&mut p, "CREATE VIRTUAL TABLE FUNCTION sales.f() AS SELECT * FROM query('x')").contains("\"query\""));
+    assert!(bad(&mut p, "CREATE VIRTUAL SCALAR sales.f ALIAS OF query").contains("never callable"));
+    assert!(bad(&mut p, "CREATE VIRTUAL SCALAR nocat.f() AS 1").contains("does not exist"));
+}
+
+#[test]
+fn every_expression_position_is_walked() {
+    let p = policy(&[]);
+    for sql in [
+        "SELECT * REPLACE (getvariable('x') AS id) FROM orders",
+        "SELECT string_agg(name ORDER BY getvariable('x')) FROM orders",
+        "SELECT count(*) FILTER (WHERE getvariable('x') = 1) FROM orders",
+        "SELECT row_number() OVER (PARTITION BY getvariable('x')) FROM orders",
+        "SELECT id FROM orders QUALIFY getvariable('x') = 1",
+        "SELECT id FROM orders GROUP BY ROLLUP (getvariable('x'), id)",
+        "SELECT id FROM orders ORDER BY getvariable('x') LIMIT 1",
+        "WITH c AS (SELECT getvariable('x') AS v) SELECT * FROM c",
+        "SELECT (SELECT getvariable('x'))",
+        "SELECT id FROM orders WHERE EXISTS (SELECT 1 WHERE getvariable('x') = 1)",
+        "SELECT CAST(getvariable('x') AS INT)",
+        "SELECT INTERVAL (getvariable('x')) DAY",
+        "SELECT [getvariable('x')]",
+        "SELECT {'a': getvariable('x')}",
+        "SELECT COLUMNS(lambda c: getvariable(c) IS NULL) FROM orders",
+        "UPDATE orders SET name = getvariable('x')",
+        "INSERT INTO orders VALUES (getvariable('x'))",
+        "DELETE FROM orders WHERE id = getvariable('x')",
+    ] {
+        refused(&p, "analyst", sql, "function \"getvariable\" is not permitted");
+    }
+}
+
+#[test]
+fn aliases_quote_what_they_repeat() {
+    let p = policy(&[]);
+    rewrites(&p, "analyst", r#"SELECT lower('a"b')"#, r#"SELECT "system"."main"."lower"('a"b') AS "lower('a""b')""#);
+}
