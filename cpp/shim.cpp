@@ -5,6 +5,7 @@
 #include "duckdb/common/exception/parser_exception.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "duckdb/parser/parser.hpp"
@@ -20,9 +21,13 @@ struct AclToken {
 	uint64_t start;
 	uint8_t type;
 };
-struct AclOut {
-	char *text;
+struct AclBuf {
+	char *ptr;
 	size_t len;
+};
+struct AclOut {
+	AclBuf text;
+	AclBuf names;
 	uint64_t n_statements;
 };
 void *acl_rs_state_new(void);
@@ -31,6 +36,8 @@ bool acl_rs_is_ours(const char *query, size_t len);
 int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToken *tokens, size_t n_tokens,
                        uint64_t clock_skew, AclOut *out);
 void acl_rs_out_free(AclOut *out);
+bool acl_rs_translate_error(const char *names, size_t names_len, const char *message, size_t message_len,
+                            AclOut *out);
 bool acl_rs_register(void *state, void *info, const duckdb_extension_access *access);
 }
 
@@ -52,13 +59,84 @@ struct AclParserInfo : public ParserExtensionInfo {
 
 // Owns the Rust output buffer for the duration of one override call.
 struct OutGuard {
-	AclOut out {nullptr, 0, 0};
+	AclOut out {{nullptr, 0}, {nullptr, 0}, 0};
 	~OutGuard() {
 		acl_rs_out_free(&out);
 	}
-	string Text() const {
-		return string(out.text ? out.text : "", out.len);
+	static string Str(const AclBuf &b) {
+		return string(b.ptr ? b.ptr : "", b.len);
 	}
+	string Text() const {
+		return Str(out.text);
+	}
+	string Names() const {
+		return Str(out.names);
+	}
+};
+
+// Per connection: the names each statement we produced was decided with, so DuckDB's own errors
+// about it (binder, constraint, conversion) are reported in the principal's names, without the
+// `LINE 1:` excerpt of the rewritten text.
+class AclClientState : public ClientContextState {
+public:
+	void Remember(const vector<unique_ptr<SQLStatement>> &statements, const string &names) {
+		lock_guard<mutex> guard(lock);
+		if (by_query.size() > MAX_REMEMBERED) {
+			by_query.clear();
+		}
+		for (auto &statement : statements) {
+			by_query[statement->query] = names;
+		}
+	}
+	bool CanRequestRebind() override {
+		// Planning errors reach OnPlanningError only when some state can request a rebind, which
+		// makes DuckDB bind a copy: ask for it only while one of our statements runs.
+		lock_guard<mutex> guard(lock);
+		return !current.empty();
+	}
+	void QueryBegin(ClientContext &context) override {
+		auto names = Lookup(context.GetCurrentQuery());
+		lock_guard<mutex> guard(lock);
+		current = std::move(names);
+	}
+	RebindQueryInfo OnPlanningError(ClientContext &, SQLStatement &statement, ErrorData &error) override {
+		auto names = Lookup(statement.query);
+		if (!names.empty()) {
+			throw Exception(error.Type(), Translate(names, error.RawMessage()));
+		}
+		return RebindQueryInfo::DO_NOT_REBIND;
+	}
+	void QueryEnd(ClientContext &, optional_ptr<ErrorData> error) override {
+		string names;
+		{
+			lock_guard<mutex> guard(lock);
+			names = std::move(current);
+			current.clear();
+		}
+		if (error && error->HasError() && !names.empty()) {
+			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
+		}
+	}
+
+private:
+	static constexpr idx_t MAX_REMEMBERED = 1024;
+
+	string Lookup(const string &query) {
+		lock_guard<mutex> guard(lock);
+		auto entry = by_query.find(query);
+		return entry == by_query.end() ? string() : entry->second;
+	}
+	static string Translate(const string &names, const string &message) {
+		OutGuard guard;
+		if (!acl_rs_translate_error(names.data(), names.size(), message.data(), message.size(), &guard.out)) {
+			return "acl: the statement failed (the details are withheld)";
+		}
+		return guard.Text();
+	}
+
+	mutex lock;
+	unordered_map<string, string> by_query;
+	string current;
 };
 
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
@@ -107,6 +185,11 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	}
 	if (parser.statements.size() != guard.out.n_statements) {
 		throw InvalidInputException("acl: internal error: the rewritten batch changed its statement count");
+	}
+	auto names = guard.Names();
+	if (options.context && !names.empty()) {
+		options.context->registered_state->GetOrCreate<AclClientState>("acl_errors")->Remember(parser.statements,
+		                                                                                       names);
 	}
 	return ParserOverrideResult(std::move(parser.statements));
 }

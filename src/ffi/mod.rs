@@ -18,9 +18,17 @@ pub struct AclToken {
 }
 
 #[repr(C)]
-pub struct AclOut {
-    text: *mut u8,
+pub struct AclBuf {
+    ptr: *mut u8,
     len: usize,
+}
+
+#[repr(C)]
+pub struct AclOut {
+    /// The rewritten SQL, or the refusal's message.
+    text: AclBuf,
+    /// `rewrite::Output::names`: for translating DuckDB's errors about the statements.
+    names: AclBuf,
     n_statements: u64,
 }
 
@@ -96,7 +104,8 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     match result {
         Ok(Ok(None)) => NOT_OURS,
         Ok(Ok(Some(o))) => {
-            set_text(out, o.sql);
+            out.text = AclBuf::from(o.sql);
+            out.names = AclBuf::from(o.names);
             out.n_statements = o.statements as u64;
             REWRITTEN
         }
@@ -106,33 +115,66 @@ pub unsafe extern "C" fn acl_rs_rewrite(
                 AclError::Syntax(_) => SYNTAX,
                 AclError::Invalid(_) | AclError::Internal(_) => INVALID,
             };
-            set_text(out, e.to_string());
+            out.text = AclBuf::from(e.to_string());
             code
         }
         Err(_) => {
-            set_text(out, AclError::internal("the rewrite failed; the statement was refused").to_string());
+            out.text = AclBuf::from(AclError::internal("the rewrite failed; the statement was refused").to_string());
             INVALID
         }
     }
 }
 
-fn set_text(out: &mut AclOut, s: String) {
-    let b = s.into_bytes().into_boxed_slice();
-    out.len = b.len();
-    out.text = Box::into_raw(b) as *mut u8;
+impl AclBuf {
+    fn from(s: String) -> AclBuf {
+        let b = s.into_bytes().into_boxed_slice();
+        let len = b.len();
+        AclBuf { ptr: Box::into_raw(b) as *mut u8, len }
+    }
+
+    fn free(&mut self) {
+        if !self.ptr.is_null() {
+            let (ptr, len) = (self.ptr, self.len);
+            let _ = catch_unwind(|| unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len))) });
+            self.ptr = std::ptr::null_mut();
+            self.len = 0;
+        }
+    }
 }
 
 /// # Safety
-/// `out` was filled by `acl_rs_rewrite` (or zeroed) and is freed once.
+/// `out` was filled by `acl_rs_rewrite`/`acl_rs_translate_error` (or zeroed) and is freed once.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
     let out = unsafe { &mut *out };
-    if !out.text.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
-            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(out.text, out.len)));
-        }));
-        out.text = std::ptr::null_mut();
-        out.len = 0;
+    out.text.free();
+    out.names.free();
+}
+
+/// DuckDB's error about a statement we produced, with its physical names replaced by the
+/// principal's (`names` as `acl_rs_rewrite` returned it). Writes `out.text`; false on a panic.
+///
+/// # Safety
+/// `names`/`message` point to `names_len`/`message_len` readable bytes; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_translate_error(
+    names: *const u8,
+    names_len: usize,
+    message: *const u8,
+    message_len: usize,
+    out: *mut AclOut,
+) -> bool {
+    let names = unsafe { std::slice::from_raw_parts(names, names_len) };
+    let message = unsafe { std::slice::from_raw_parts(message, message_len) };
+    let result = catch_unwind(|| {
+        rewrite::translate_error(&String::from_utf8_lossy(names), &String::from_utf8_lossy(message))
+    });
+    match result {
+        Ok(text) => {
+            unsafe { (*out).text = AclBuf::from(text) };
+            true
+        }
+        Err(_) => false,
     }
 }
 

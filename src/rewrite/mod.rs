@@ -7,6 +7,7 @@
 //! 4. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
 //!
 //! then `post_check` confirms that nothing physical outside the decision survived.
+mod errors;
 mod functions;
 mod gate;
 mod post_check;
@@ -15,6 +16,7 @@ mod slices;
 mod virtual_fns;
 mod writes;
 
+pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
 pub use virtual_fns::normalise_body;
 
@@ -43,6 +45,22 @@ pub struct Decision {
     /// Table functions the function gate admitted (qualified names), or a virtual function's
     /// marker until it is expanded; `relations` and `post_check` accept exactly these.
     pub table_functions: Vec<sqlparser::ast::ObjectName>,
+    /// `(physical spelling, virtual name)`: how DuckDB's own errors about this statement are
+    /// translated back into the principal's names (see `errors`).
+    pub names: Vec<(String, String)>,
+}
+
+impl Decision {
+    /// Records the spellings of a physical table under which DuckDB may report it.
+    pub fn map_object(&mut self, phys: &PhysName, key: &crate::policy::ObjKey) {
+        let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        let display = key.to_string();
+        self.names.push((format!("{}.{}.{}", q(&phys.db), q(&phys.schema), q(&phys.name)), display.clone()));
+        self.names.push((format!("{}.{}.{}", phys.db, phys.schema, phys.name), display));
+        self.names.push((format!("{}.{}", phys.schema, phys.name), key.name.clone()));
+        self.names.push((phys.name.clone(), key.name.clone()));
+        self.names.push((phys.db.clone(), key.catalog.clone()));
+    }
 }
 
 /// The rewritten batch and how many statements it holds (the shim checks DuckDB agrees).
@@ -50,6 +68,8 @@ pub struct Decision {
 pub struct Output {
     pub sql: String,
     pub statements: usize,
+    /// `errors::names_blob` of every statement's decision.
+    pub names: String,
 }
 
 /// Nesting deeper than this is refused by the parser rather than risking the stack.
@@ -69,6 +89,7 @@ pub fn batch(
     batch: &Batch<'_>,
 ) -> Result<Output> {
     let mut sql = String::new();
+    let mut names = Vec::new();
     match &batch.prefix {
         Prefix::Admin => {
             for s in &batch.statements {
@@ -84,7 +105,7 @@ pub fn batch(
             let view = View::new(policy, &principal)?;
             let fns = FnGate::new(policy, &principal);
             for s in &batch.statements {
-                push(&mut sql, &statement(&view, &fns, s)?);
+                push(&mut sql, &statement_with_names(&view, &fns, s, &mut names)?);
             }
         }
         Prefix::Token(jwt) => {
@@ -96,12 +117,12 @@ pub fn batch(
             let view = View::new(policy, &principal)?;
             let fns = FnGate::new(policy, &principal);
             for s in &batch.statements {
-                push(&mut sql, &statement(&view, &fns, s)?);
+                push(&mut sql, &statement_with_names(&view, &fns, s, &mut names)?);
             }
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
-    Ok(Output { sql, statements: batch.statements.len() })
+    Ok(Output { sql, statements: batch.statements.len(), names: errors::names_blob(&mut names) })
 }
 
 fn push(out: &mut String, stmt: &str) {
@@ -119,6 +140,16 @@ fn admin_call(stmt: &str) -> String {
 
 /// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
 pub fn statement(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<String> {
+    statement_with_names(view, fns, sql, &mut Vec::new())
+}
+
+/// `statement`, also collecting the names its errors are translated with.
+fn statement_with_names(
+    view: &View<'_>,
+    fns: &FnGate<'_>,
+    sql: &str,
+    names: &mut Vec<(String, String)>,
+) -> Result<String> {
     let mut stmt = parse_one(sql)?;
     match gate::check(&mut stmt)? {
         gate::Gate::AsIs => return Ok(stmt.to_string()),
@@ -129,6 +160,13 @@ pub fn statement(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<String>
     relations::apply(&mut stmt, view, &mut decision)?;
     virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
     post_check::check(&stmt, &decision)?;
+    // Physical tables no rule mapped to a name of the principal's (a virtual function's body)
+    // are reported as "(hidden)".
+    let hidden = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
+    for p in std::mem::take(&mut decision.physical) {
+        decision.map_object(&p, &hidden);
+    }
+    names.append(&mut decision.names);
     Ok(stmt.to_string())
 }
 

@@ -117,6 +117,7 @@ impl Resolver<'_, '_, '_> {
         *name = physical_name(phys);
         self.handled.insert(addr(name));
         self.decision.physical.push(phys.clone());
+        self.decision.map_object(phys, &resolved.key);
         Ok((resolved.key.name, write))
     }
 
@@ -342,12 +343,16 @@ impl Resolver<'_, '_, '_> {
                     *name = physical_name(phys);
                     self.handled.insert(addr(name));
                     self.decision.physical.push(phys.clone());
+                    self.decision.map_object(phys, &resolved.key);
                     if let TableFactor::Table { alias: a, .. } = tf {
                         *a = Some(alias);
                     }
                     return Ok(());
                 }
-                (super::slices::subquery(self.view, &resolved.relation.kind, &layers)?, alias)
+                let subquery = super::slices::subquery(self.view, &resolved.relation.kind, &layers)?;
+                // Errors about the tables inside are reported under the object's virtual name.
+                let _ = sqlparser::ast::Visit::visit(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });
+                (subquery, alias)
             }
             TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } | TableFactor::UNNEST { .. } => return Ok(()),
             _ => return Err(AclError::refused("this kind of FROM item is not supported")),
@@ -358,6 +363,25 @@ impl Resolver<'_, '_, '_> {
         self.decision.trusted.push(addr(&*subquery));
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
         Ok(())
+    }
+}
+
+/// Maps every fully qualified table inside a policy-supplied subquery to one virtual object.
+struct MapNames<'d, 'k> {
+    decision: &'d mut Decision,
+    key: &'k crate::policy::ObjKey,
+}
+
+impl sqlparser::ast::Visitor for MapNames<'_, '_> {
+    type Break = ();
+    fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
+        if let [ObjectNamePart::Identifier(d), ObjectNamePart::Identifier(s), ObjectNamePart::Identifier(t)] =
+            name.0.as_slice()
+        {
+            let phys = PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() };
+            self.decision.map_object(&phys, self.key);
+        }
+        ControlFlow::Continue(())
     }
 }
 
