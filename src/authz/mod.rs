@@ -5,6 +5,7 @@
 //! one principal, access is the union.
 use crate::error::{AclError, Result};
 use crate::policy::{Caps, ObjKey, Policy, Relation, Role, Slice, DEFAULT_SCHEMA};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Who a statement runs as, after the prefix was verified.
@@ -92,19 +93,7 @@ impl<'p> View<'p> {
     /// The capabilities the principal holds on `key`: per role, a catalog grant refined (never
     /// widened) by an object grant; then the union over roles. `None`: nothing grants it.
     pub fn caps(&self, key: &ObjKey) -> Option<Caps> {
-        let mut out: Option<Caps> = None;
-        for role in &self.roles {
-            let cat = role.catalog_grants.get(&key.catalog);
-            let obj = role.object_grants.get(key);
-            let caps = match (cat, obj) {
-                (Some(c), Some(o)) => c.caps.data().intersect(o.caps.unwrap_or(c.caps)),
-                (Some(c), None) => c.caps.data(),
-                (None, Some(o)) => o.caps.unwrap_or(Caps::DATA),
-                (None, None) => continue,
-            };
-            out = Some(out.unwrap_or(Caps::NONE).union(caps));
-        }
-        out
+        self.roles.iter().filter_map(|r| role_caps(r, key)).reduce(Caps::union)
     }
 
     /// Resolves a table name as the principal wrote it (parts already lower-cased).
@@ -177,31 +166,59 @@ impl<'p> View<'p> {
         self.claims.get(name).copied()
     }
 
-    /// The slices that apply to a resolved object, innermost first: the object's own, then the
-    /// catalog grant's, then the object grant's. Across several roles access is the union; until
-    /// unions of different slices are built, roles that slice one object differently are refused.
-    pub fn layers(&self, r: &Resolved<'p>) -> Result<Vec<&'p Slice>> {
-        let mut grants: Option<Vec<&'p Slice>> = None;
+    /// The slices that apply to a resolved object for a use that needs `needed`, innermost
+    /// first: the object's own, then the grants'. Only roles that hold `needed` on the object
+    /// contribute. Across several such roles access is the union: their row predicates are OR-ed
+    /// (each role's own layers AND-ed); roles whose column lists differ are refused, since a
+    /// union of different column shapes has no single answer.
+    pub fn layers(&self, r: &Resolved<'p>, needed: Caps) -> Result<Vec<Cow<'p, Slice>>> {
+        let mut per_role: Vec<Vec<&'p Slice>> = Vec::new();
         for role in &self.roles {
-            let cat = role.catalog_grants.get(&r.key.catalog).map(|g| &g.slice);
-            let obj = role.object_grants.get(&r.key).map(|g| &g.slice);
-            if cat.is_none() && obj.is_none() {
+            if !role_caps(role, &r.key).is_some_and(|c| c.contains(needed)) {
                 continue;
             }
+            let cat = role.catalog_grants.get(&r.key.catalog).map(|g| &g.slice);
+            let obj = role.object_grants.get(&r.key).map(|g| &g.slice);
             let mine: Vec<&Slice> = cat.into_iter().chain(obj).filter(|s| !s.is_empty()).collect();
-            match &grants {
-                None => grants = Some(mine),
-                Some(g) if *g == mine => {}
-                Some(_) => {
-                    return Err(AclError::refused(format!(
-                        "{} holds differently sliced grants on {}; this is not supported yet",
-                        self.label, r.key
-                    )))
-                }
+            if !per_role.contains(&mine) {
+                per_role.push(mine);
             }
         }
-        let own = Some(&r.relation.slice).filter(|s| !s.is_empty());
-        Ok(own.into_iter().chain(grants.unwrap_or_default()).collect())
+        let own = Some(&r.relation.slice).filter(|s| !s.is_empty()).map(Cow::Borrowed);
+        let grants: Vec<Cow<'p, Slice>> = match per_role.len() {
+            0 => {
+                return Err(AclError::refused(format!(
+                    "no single role of {} holds {} on {}",
+                    self.label, needed, r.key
+                )))
+            }
+            1 => per_role.pop().expect("one").into_iter().map(Cow::Borrowed).collect(),
+            _ if per_role.iter().flatten().any(|s| s.columns.is_some()) => {
+                return Err(AclError::refused(format!(
+                    "{} holds grants on {} with different column lists; use one role",
+                    self.label, r.key
+                )))
+            }
+            _ => {
+                // A role without a predicate sees every row: the union has none.
+                let mut any_open = false;
+                let mut alternatives = Vec::new();
+                for layers in &per_role {
+                    let preds: Vec<String> = layers.iter().filter_map(|s| s.rls.as_ref().map(|p| format!("({p})"))).collect();
+                    if preds.is_empty() {
+                        any_open = true;
+                    } else {
+                        alternatives.push(format!("({})", preds.join(" AND ")));
+                    }
+                }
+                if any_open {
+                    Vec::new()
+                } else {
+                    vec![Cow::Owned(Slice { rls: Some(alternatives.join(" OR ")), columns: None })]
+                }
+            }
+        };
+        Ok(own.into_iter().chain(grants).collect())
     }
 
     /// Refuses unless `caps` holds `needed` on `key`.
@@ -226,5 +243,17 @@ fn not_found(parts: &[String], view: &View<'_>) -> AclError {
             "a table reference names a catalog that does not exist or is not granted (granted catalogs: {})",
             if cats.is_empty() { "none".to_string() } else { cats.join(", ") }
         ))
+    }
+}
+
+/// One role's capabilities on `key`: its catalog grant refined (never widened) by its object grant.
+fn role_caps(role: &Role, key: &ObjKey) -> Option<Caps> {
+    let cat = role.catalog_grants.get(&key.catalog);
+    let obj = role.object_grants.get(key);
+    match (cat, obj) {
+        (Some(c), Some(o)) => Some(c.caps.data().intersect(o.caps.unwrap_or(c.caps))),
+        (Some(c), None) => Some(c.caps.data()),
+        (None, Some(o)) => Some(o.caps.unwrap_or(Caps::DATA)),
+        (None, None) => None,
     }
 }

@@ -113,7 +113,7 @@ impl Resolver<'_, '_, '_> {
         let RelationKind::Table(phys) = &resolved.relation.kind else {
             return Err(AclError::refused(format!("{} is a view and read-only", resolved.key)));
         };
-        let write = writes::for_target(self.view, &resolved, &self.view.layers(&resolved)?)?;
+        let write = writes::for_target(self.view, &resolved, &self.view.layers(&resolved, needed)?)?;
         *name = physical_name(phys);
         self.handled.insert(addr(name));
         self.decision.physical.push(phys.clone());
@@ -337,7 +337,7 @@ impl Resolver<'_, '_, '_> {
                 }
                 let resolved = self.view.resolve(&p)?;
                 self.view.require(&resolved, Caps::SELECT)?;
-                let layers = self.view.layers(&resolved)?;
+                let layers = self.view.layers(&resolved, Caps::SELECT)?;
                 let alias = alias.take().unwrap_or_else(|| alias_as(&resolved.key.name));
                 if let (RelationKind::Table(phys), true) = (&resolved.relation.kind, layers.is_empty()) {
                     *name = physical_name(phys);

@@ -19,10 +19,11 @@ use crate::policy::{RelationKind, Slice};
 use sqlparser::ast::{Expr, Query, Value, VisitMut, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::ops::ControlFlow;
 
-pub(super) fn subquery(view: &View<'_>, source: &RelationKind, layers: &[&Slice]) -> Result<Box<Query>> {
+pub(super) fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Cow<'_, Slice>]) -> Result<Box<Query>> {
     let mut sql = match source {
         RelationKind::Table(t) => format!("{}.{}.{}", quoted_sql(&t.db), quoted_sql(&t.schema), quoted_sql(&t.name)),
         RelationKind::View(q) => format!("({q})"),

@@ -1,5 +1,5 @@
 //! `rewrites_to(principal, sql, expected)` tests for the rules, over a small policy built here.
-use super::statement;
+use super::{statement, FnGate};
 use crate::authz::{Principal, View};
 use crate::policy::{Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, PhysName, Policy, Relation, RelationKind, Role};
 
@@ -296,4 +296,35 @@ fn describe_shows_the_virtual_shape() {
     rewrites_to("analyst", "DESCRIBE SELECT id FROM orders", r#"DESCRIBE SELECT id FROM "phys"."main"."orders" AS "orders""#);
     refused("analyst", "DESCRIBE phys.main.orders", "granted catalogs: sales");
     refused("analyst", "EXPLAIN SELECT * FROM orders", "statement type EXPLAIN is not permitted");
+}
+
+#[test]
+fn several_roles_see_the_union_of_their_slices() {
+    use crate::policy::{Column, Slice};
+    let mut p = policy();
+    for (name, caps, rls) in [("eu", Caps::SELECT, "region = 'eu'"), ("us", Caps::SELECT, "region = 'us'"), ("w", Caps::INSERT, "region = 'w'")] {
+        let mut r = Role::default();
+        r.catalog_grants.insert(
+            "sales".into(),
+            CatalogGrant { caps, main: true, slice: Slice { rls: Some(rls.into()), columns: None } },
+        );
+        p.roles.insert(name.into(), r);
+    }
+    let both = Principal { roles: vec!["eu".into(), "us".into(), "w".into()], label: "token".into(), claims: Default::default() };
+    let view = View::new(&p, &both).unwrap();
+    let fns = FnGate::new(&p, &both);
+    let sql = statement(&view, &fns, "SELECT id FROM orders").unwrap();
+    // the insert-only role's slice does not widen reads
+    assert!(sql.contains(r#"WHERE (((region = 'eu')) OR ((region = 'us')))"#), "{sql}");
+    assert!(!sql.contains("'w'"), "{sql}");
+    // writes use the roles that hold the verb
+    let sql = statement(&view, &fns, "INSERT INTO orders (id, region) VALUES (1, 'w')").unwrap();
+    assert!(sql.contains("CASE WHEN (region = 'w') THEN true"), "{sql}");
+    // different column lists have no single union
+    p.roles.get_mut("us").unwrap().catalog_grants.get_mut("sales").unwrap().slice.columns =
+        Some(vec![Column { name: "id".into(), expr: None }]);
+    let view = View::new(&p, &both).unwrap();
+    let fns = FnGate::new(&p, &both);
+    let e = statement(&view, &fns, "SELECT id FROM orders").unwrap_err().to_string();
+    assert!(e.contains("different column lists"), "{e}");
 }

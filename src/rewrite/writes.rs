@@ -21,6 +21,7 @@ use sqlparser::ast::{
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
@@ -35,7 +36,7 @@ pub(super) struct WriteSlice {
 }
 
 /// `Ok(None)`: the target is not sliced. Refuses targets that cannot be written at all.
-pub(super) fn for_target(view: &View<'_>, r: &Resolved<'_>, layers: &[&Slice]) -> Result<Option<WriteSlice>> {
+pub(super) fn for_target(view: &View<'_>, r: &Resolved<'_>, layers: &[Cow<'_, Slice>]) -> Result<Option<WriteSlice>> {
     if layers.is_empty() {
         return Ok(None);
     }

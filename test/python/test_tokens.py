@@ -140,6 +140,21 @@ def clock_skew_is_a_setting(con):
 
 
 @test
+def several_roles_read_the_union_of_their_slices(con):
+    con.execute(
+        "ACL ADMIN CREATE ROLE r_acme; GRANT CATALOG sales TO ROLE r_acme WITH (select) MAIN RLS (customer = 'acme');"
+        " CREATE ROLE r_globex; GRANT CATALOG sales TO ROLE r_globex WITH (select) MAIN RLS (customer = 'globex');"
+        " CREATE ROLE r_writer; GRANT CATALOG sales TO ROLE r_writer WITH (insert) MAIN RLS (customer = 'initech')"
+    )
+    for value, role in (("acme", "r_acme"), ("globex", "r_globex"), ("writer", "r_writer")):
+        con.execute(f"ACL ADMIN MAP CLAIM '{value}' FROM ISSUER 'https://p256.example' TO ROLE {role}")
+    assert count(con, mint("ES256", roles=["acme"])) == (2,)
+    assert count(con, mint("ES256", roles=["acme", "globex"])) == (3,)
+    # a role that may only insert does not widen what the principal reads
+    assert count(con, mint("ES256", roles=["acme", "writer"])) == (2,)
+
+
+@test
 def not_yet_valid(con):
     refused(con, mint("ES256", nbf=int(time.time()) + 3600), "not yet valid")
 
