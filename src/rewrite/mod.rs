@@ -13,6 +13,7 @@ mod gate;
 mod post_check;
 mod relations;
 mod slices;
+mod validate;
 mod virtual_fns;
 mod writes;
 
@@ -90,14 +91,20 @@ pub fn batch(
 ) -> Result<Output> {
     let mut sql = String::new();
     let mut names = Vec::new();
+    let mut statements = 0;
     match &batch.prefix {
         Prefix::Admin => {
             for s in &batch.statements {
                 if !crate::admin::is_management(s) {
                     return Err(AclError::refused("ACL ADMIN takes only management statements"));
                 }
-                crate::admin::parse(s)?; // syntax errors now, not at execution
+                let cmd = crate::admin::parse(s)?; // syntax errors now, not at execution
+                for check in validate::checks(policy, &cmd)? {
+                    push(&mut sql, &check);
+                    statements += 1;
+                }
                 push(&mut sql, &admin_call(s));
+                statements += 1;
             }
         }
         Prefix::Role(role) => {
@@ -106,6 +113,7 @@ pub fn batch(
             let fns = FnGate::new(policy, &principal);
             for s in &batch.statements {
                 push(&mut sql, &statement_with_names(&view, &fns, s, &mut names)?);
+                statements += 1;
             }
         }
         Prefix::Token(jwt) => {
@@ -118,11 +126,12 @@ pub fn batch(
             let fns = FnGate::new(policy, &principal);
             for s in &batch.statements {
                 push(&mut sql, &statement_with_names(&view, &fns, s, &mut names)?);
+                statements += 1;
             }
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
-    Ok(Output { sql, statements: batch.statements.len(), names: errors::names_blob(&mut names) })
+    Ok(Output { sql, statements, names: errors::names_blob(&mut names) })
 }
 
 fn push(out: &mut String, stmt: &str) {
