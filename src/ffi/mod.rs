@@ -46,6 +46,28 @@ pub unsafe extern "C-unwind" fn acl_duckdb_cpp_init(loader: *mut c_void) {
     unsafe { acl_shim_init(loader) }
 }
 
+/// Past this many tokens a statement is rewritten on a thread with a large stack: parsing,
+/// walking, printing and dropping a long flat expression (`1+1+…`) recurse once per term.
+const BIG_STATEMENT_TOKENS: usize = 4_096;
+/// Nothing longer is rewritten at all.
+const MAX_TOKENS: usize = 500_000;
+/// Reserved, not committed: only a statement that needs it touches it.
+const BIG_STACK_BYTES: usize = 1 << 30;
+
+/// Runs `work` on a scoped thread with a `BIG_STACK_BYTES` stack; a panic is caught there.
+fn on_big_stack<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("acl-rewrite".into())
+            .stack_size(BIG_STACK_BYTES)
+            .spawn_scoped(scope, || catch_unwind(AssertUnwindSafe(work)))
+        {
+            Ok(handle) => handle.join().unwrap_or_else(Err),
+            Err(e) => Err(Box::new(e.to_string()) as Box<dyn std::any::Any + Send>),
+        }
+    })
+}
+
 /// Status codes shared with cpp/shim.cpp.
 const NOT_OURS: i32 = 0;
 const REWRITTEN: i32 = 1;
@@ -89,17 +111,24 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     clock_skew: u64,
     out: *mut AclOut,
 ) -> i32 {
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let state = unsafe { &*(state as *const State) };
-        let bytes = unsafe { std::slice::from_raw_parts(query, len) };
-        let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
+    let state = unsafe { &*(state as *const State) };
+    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+    let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
+    let work = || -> Result<Option<rewrite::Output>, AclError> {
         let query = std::str::from_utf8(bytes).map_err(|_| AclError::syntax("the statement is not valid UTF-8"))?;
         let tokens: Vec<Token> =
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
         let settings = rewrite::Settings { clock_skew };
         rewrite::batch(&state.policy(), &state.tokens, &settings, &batch).map(Some)
-    }));
+    };
+    let result = if n_tokens > MAX_TOKENS {
+        Ok(Err(AclError::refused("the statement is too long")))
+    } else if n_tokens > BIG_STATEMENT_TOKENS {
+        on_big_stack(work)
+    } else {
+        catch_unwind(AssertUnwindSafe(work))
+    };
     let out = unsafe { &mut *out };
     match result {
         Ok(Ok(None)) => NOT_OURS,

@@ -90,9 +90,12 @@ impl Resolver<'_, '_, '_> {
     fn cte(&self, parts: &[String]) -> Option<String> {
         let [name] = parts else { return None };
         for f in self.frames.iter().rev() {
+            // Inside a CTE's body: the earlier CTEs, and under RECURSIVE the CTE itself (a forward
+            // reference is the catalog's name, as DuckDB binds it).
             let visible = match f.in_cte {
-                Some(i) if !f.recursive => i,
-                _ => f.ctes.len(),
+                Some(i) if f.recursive => i + 1,
+                Some(i) => i,
+                None => f.ctes.len(),
             };
             if let Some(c) = f.ctes[..visible].iter().find(|c| &c.name == name) {
                 return Some(c.renamed.clone());

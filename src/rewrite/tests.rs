@@ -254,11 +254,11 @@ fn writes_to_a_sliced_target_are_checked() {
     let p = sliced_writer();
     assert_eq!(
         run_on(&p, "clerk", "DELETE FROM orders WHERE id = 1").unwrap(),
-        r#"DELETE FROM "phys"."main"."orders" AS "orders" WHERE (id = 1) AND ("orders".region = 'eu')"#
+        r#"DELETE FROM "phys"."main"."orders" AS "orders" WHERE ("orders".region = 'eu') AND CASE WHEN ("orders".region = 'eu') THEN (id = 1) ELSE false END"#
     );
     assert_eq!(
         run_on(&p, "clerk", "UPDATE orders SET amount = 2 WHERE id = 1").unwrap(),
-        r#"UPDATE "phys"."main"."orders" AS "orders" SET amount = 2 WHERE (id = 1) AND ("orders".region = 'eu')"#
+        r#"UPDATE "phys"."main"."orders" AS "orders" SET amount = 2 WHERE ("orders".region = 'eu') AND CASE WHEN ("orders".region = 'eu') THEN (id = 1) ELSE false END"#
     );
     assert_eq!(
         run_on(&p, "clerk", "UPDATE orders SET region = ?").unwrap(),
@@ -286,7 +286,7 @@ fn merge_into_a_sliced_target_is_checked() {
     let p = sliced_writer();
     assert_eq!(
         run_on(&p, "clerk", "MERGE INTO orders t USING eu.orders s ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, s.region)").unwrap(),
-        r#"MERGE INTO "phys"."main"."orders" t USING (SELECT CASE WHEN (region = 'eu') THEN ("id") END AS "id", CASE WHEN (region = 'eu') THEN ("amount") END AS "amount", CASE WHEN (region = 'eu') THEN ("region") END AS "region" FROM "phys"."eu"."orders" AS "__acl_l0" WHERE (region = 'eu')) s ON (t.id = s.id) AND ("t".region = 'eu') WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (CASE WHEN ((s.region) = 'eu') THEN (s.id) ELSE error('acl: a row written by MERGE is outside the principal''s slice of sales.orders') END, CASE WHEN ((s.region) = 'eu') THEN (s.region) ELSE error('acl: a row written by MERGE is outside the principal''s slice of sales.orders') END)"#
+        r#"MERGE INTO "phys"."main"."orders" t USING (SELECT CASE WHEN (region = 'eu') THEN ("id") END AS "id", CASE WHEN (region = 'eu') THEN ("amount") END AS "amount", CASE WHEN (region = 'eu') THEN ("region") END AS "region" FROM "phys"."eu"."orders" AS "__acl_l0" WHERE (region = 'eu')) s ON ("t".region = 'eu') AND CASE WHEN ("t".region = 'eu') THEN (t.id = s.id) ELSE false END WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (CASE WHEN ((s.region) = 'eu') THEN (s.id) ELSE error('acl: a row written by MERGE is outside the principal''s slice of sales.orders') END, CASE WHEN ((s.region) = 'eu') THEN (s.region) ELSE error('acl: a row written by MERGE is outside the principal''s slice of sales.orders') END)"#
     );
 }
 

@@ -129,11 +129,14 @@ impl WriteSlice {
         Some(nested(p))
     }
 
-    /// UPDATE/DELETE: AND the predicate into the WHERE clause.
+    /// UPDATE/DELETE/MERGE: AND the predicate into the WHERE (or ON) clause. The statement's own
+    /// condition is guarded by the predicate (`CASE WHEN <pred> THEN <own> ELSE false END`): DuckDB
+    /// may evaluate the conjuncts in any order, and the principal's own condition (an `error()`, a
+    /// failing cast) must never run on a row outside the slice.
     pub(super) fn restrict(&self, selection: &mut Option<Expr>, alias: &str) {
         if let Some(p) = self.pred_on(alias) {
             *selection = Some(match selection.take() {
-                Some(s) => and(nested(s), p),
+                Some(s) => and(p.clone(), guard(p, s, Expr::value(sqlparser::ast::Value::Boolean(false)))),
                 None => p,
             });
         }
