@@ -14,6 +14,8 @@ pub struct State {
     writer: Mutex<()>,
     /// Verified tokens, until their `exp` or the next policy change.
     pub tokens: crate::auth::TokenCache,
+    /// Rewritten statements by policy version, principal and text.
+    pub rewrites: crate::rewrite::RewriteCache,
     /// The host's categorised function list, read once at load. Every published snapshot
     /// carries it too (`policy.functions.host`), so a statement sees the list and the function
     /// grants of one moment; whoever replaces the policy wholesale must keep it.

@@ -120,7 +120,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
         let settings = rewrite::Settings { clock_skew };
-        rewrite::batch(&state.policy(), &state.tokens, &settings, &batch).map(Some)
+        rewrite::batch(&state.policy(), &state.tokens, &state.rewrites, &settings, &batch).map(Some)
     };
     let result = if n_tokens > MAX_TOKENS {
         Ok(Err(AclError::refused("the statement is too long")))

@@ -7,6 +7,7 @@
 //! 4. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
 //!
 //! then `post_check` confirms that nothing physical outside the decision survived.
+mod cache;
 mod errors;
 mod functions;
 mod gate;
@@ -17,6 +18,7 @@ mod validate;
 mod virtual_fns;
 mod writes;
 
+pub use cache::{Cached, RewriteCache};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
 pub use virtual_fns::normalise_body;
@@ -86,6 +88,7 @@ pub struct Settings {
 pub fn batch(
     policy: &Policy,
     tokens: &crate::auth::TokenCache,
+    cache: &RewriteCache,
     settings: &Settings,
     batch: &Batch<'_>,
 ) -> Result<Output> {
@@ -109,12 +112,7 @@ pub fn batch(
         }
         Prefix::Role(role) => {
             let principal = Principal::role(role);
-            let view = View::new(policy, &principal)?;
-            let fns = FnGate::new(policy, &principal);
-            for s in &batch.statements {
-                push(&mut sql, &statement_with_names(&view, &fns, s, &mut names)?);
-                statements += 1;
-            }
+            statements += principal_batch(policy, cache, &principal, batch, &mut sql, &mut names)?;
         }
         Prefix::Token(jwt) => {
             let now = std::time::SystemTime::now()
@@ -122,16 +120,39 @@ pub fn batch(
                 .map_err(|_| AclError::internal("the system clock is before 1970"))?
                 .as_secs() as i64;
             let principal = tokens.principal(policy, jwt, now, settings.clock_skew)?;
-            let view = View::new(policy, &principal)?;
-            let fns = FnGate::new(policy, &principal);
-            for s in &batch.statements {
-                push(&mut sql, &statement_with_names(&view, &fns, s, &mut names)?);
-                statements += 1;
-            }
+            statements += principal_batch(policy, cache, &principal, batch, &mut sql, &mut names)?;
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
     Ok(Output { sql, statements, names: errors::names_blob(&mut names) })
+}
+
+/// The statements of a batch under one principal, each from the cache or rewritten once.
+fn principal_batch(
+    policy: &Policy,
+    cache: &RewriteCache,
+    principal: &Principal,
+    batch: &Batch<'_>,
+    sql: &mut String,
+    names: &mut Vec<(String, String)>,
+) -> Result<usize> {
+    // Everything a rewrite depends on besides the policy: the roles and the claims.
+    let who = format!("{:?}{:?}", principal.roles, principal.claims);
+    let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
+    for s in &batch.statements {
+        let done = cache.get_or(policy.version, &who, s, || {
+            if decided.is_none() {
+                decided = Some((View::new(policy, principal)?, FnGate::new(policy, principal)));
+            }
+            let (view, fns) = decided.as_ref().expect("set above");
+            let mut mine = Vec::new();
+            let sql = statement_with_names(view, fns, s, &mut mine)?;
+            Ok(Cached { sql, names: mine })
+        })?;
+        push(sql, &done.sql);
+        names.extend(done.names.iter().cloned());
+    }
+    Ok(batch.statements.len())
 }
 
 fn push(out: &mut String, stmt: &str) {
