@@ -55,3 +55,80 @@ bench: venv release
 
 clean:
 	rm -rf build target
+
+# ---- `make dist`: one self-contained extension file with DuckDB linked in statically, like the
+# official Linux extensions, for hosts that export no DuckDB C++ symbols (specs/013-static-build.md).
+# Not part of `make test`. libduckdb is compiled once per DuckDB version (~35 min on 2 cores, niced)
+# into a cache outside the clone; `make clean` leaves it alone.
+DUCKDB_VERSION := v2.0.0
+DUCKDB_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/duckdb-acl/$(DUCKDB_VERSION)
+DIST_JOBS ?= 2
+DIST_NICE ?= 15
+DIST_TARGET := target/dist
+DIST := build/dist/acl.duckdb_extension
+HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
+DIST_LINKER_VAR = CARGO_TARGET_$(shell echo '$(HOST_TRIPLE)' | tr 'a-z-' 'A-Z_')_LINKER
+RUST_HOST := extension-ci-tools/rust-host
+RUST_HOST_BIN := target/rust-host/release/acl-rust-host
+
+.PHONY: dist libduckdb rust-host rust-host-bundled dist-check
+
+libduckdb:
+	$(PYTHON) extension-ci-tools/build_libduckdb.py --cache-dir $(DUCKDB_CACHE) --jobs $(DIST_JOBS) --nice $(DIST_NICE)
+
+dist: libduckdb
+	ACL_DUCKDB_LIB_DIR=$(DUCKDB_CACHE)/lib $(DIST_LINKER_VAR)=$(abspath extension-ci-tools/dist-linker.sh) \
+	    nice -n $(DIST_NICE) cargo build --release --locked --features static-duckdb \
+	    --target-dir $(DIST_TARGET) -j $(DIST_JOBS)
+	@exports="$$(nm -D --defined-only $(DIST_TARGET)/release/libacl.so | awk '{print $$3}')"; \
+	    if [ "$$exports" != acl_duckdb_cpp_init ]; then echo "dist: unexpected exports: $$exports" >&2; exit 1; fi
+	@mkdir -p build/dist
+	$(PYTHON) extension-ci-tools/append_metadata.py $(DIST_TARGET)/release/libacl.so $(DIST) \
+	    --extension-version $(EXT_VERSION)
+	@echo "built $(DIST) ($$(du -h $(DIST) | cut -f1); exports only acl_duckdb_cpp_init)"
+
+# A Rust program on the `duckdb` crate that links the same cached libduckdb (linked mode:
+# DUCKDB_LIB_DIR + DUCKDB_STATIC); it exports no DuckDB symbols, like any Rust binary.
+rust-host: libduckdb
+	DUCKDB_LIB_DIR=$(DUCKDB_CACHE)/lib DUCKDB_STATIC=1 nice -n $(DIST_NICE) cargo build --release --locked \
+	    --manifest-path $(RUST_HOST)/Cargo.toml --target-dir target/rust-host -j $(DIST_JOBS)
+
+# The same program with the crate's `bundled` feature: libduckdb-sys compiles DuckDB itself (~35 min
+# niced, once: its target dir lives in the cache).
+rust-host-bundled:
+	CXXFLAGS="-D_GLIBCXX_USE_CXX11_ABI=1" nice -n $(DIST_NICE) cargo build --release --locked --features bundled \
+	    --manifest-path $(RUST_HOST)/Cargo.toml --target-dir $(DUCKDB_CACHE)/rust-host-bundled -j $(DIST_JOBS)
+
+# The dist file in the Python wheel (the SQL tests) and in the Rust host; the two-stage file must
+# fail to load in the Rust host with a clean error (exit 2), not crash.
+dist-check: dist venv release rust-host
+	$(PY) test/runner.py --extension $(DIST) test/sql
+	$(RUST_HOST_BIN) $(abspath $(DIST))
+	@$(RUST_HOST_BIN) $(abspath $(EXT)); rc=$$?; \
+	    if [ $$rc -ne 2 ]; then echo "dist-check: two-stage file in the Rust host: exit $$rc, expected 2" >&2; exit 1; fi; \
+	    echo "two-stage build refused cleanly in the Rust host, as expected"
+
+# Fuzzing (issue 5): cargo-fuzz targets in fuzz/ (the prefix/batch splitter, the rewriter on
+# arbitrary text and on SQL from a small grammar; see fuzz/README.md). Built with the stable
+# toolchain (RUSTC_BOOTSTRAP lets cargo-fuzz pass its -Z flags), without a sanitizer (the code
+# under test is safe Rust; a panic or abort is what the targets catch), into their own target
+# dir so a fuzz build never blocks the extension's. The corpus grows in fuzz/corpus (ignored),
+# seeded from fuzz/seeds; findings land in fuzz/artifacts (ignored).
+FUZZ_TARGETS := prefix rewrite rewrite_grammar
+FUZZ_SECONDS ?= 20
+FUZZ_ENV := RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$(CURDIR)/fuzz/target
+
+.PHONY: fuzz-smoke
+fuzz-smoke:
+	@command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+	cd fuzz && $(FUZZ_ENV) cargo fuzz build -s none
+	@set -e; cd fuzz; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p corpus/$$t; \
+	    echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
+	    rc=0; out=$$($(FUZZ_ENV) cargo fuzz run -s none $$t corpus/$$t seeds/$$t -- \
+	        -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+	        -print_final_stats=1 2>&1) || rc=$$?; \
+	    echo "$$out" | grep -E '^stat::number_of_executed_units|^Done [0-9]+ runs' || true; \
+	    if [ $$rc -ne 0 ]; then echo "$$out" | tail -n 40; echo "fuzz $$t failed (see fuzz/artifacts/$$t)"; exit 1; fi; \
+	done
+	@echo "fuzz-smoke: no findings"

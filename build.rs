@@ -25,6 +25,29 @@ fn main() {
         .warnings(false)
         .compile("acl_shim");
     println!("cargo:rustc-link-lib=stdc++");
+    if env::var_os("CARGO_FEATURE_STATIC_DUCKDB").is_some() {
+        link_static_duckdb();
+    }
+}
+
+/// `static-duckdb` (`make dist`): links DuckDB's own static library (same tarball, same headers
+/// as the shim) into the extension, like official Linux extensions. Its symbols stay local: the
+/// archive's through `--exclude-libs`, and the dist linker wrapper narrows the exports to
+/// `acl_duckdb_cpp_init`, so nothing embedded can interpose the host's DuckDB.
+fn link_static_duckdb() {
+    println!("cargo:rerun-if-env-changed=ACL_DUCKDB_LIB_DIR");
+    let dir = PathBuf::from(env::var("ACL_DUCKDB_LIB_DIR").expect(
+        "feature static-duckdb: set ACL_DUCKDB_LIB_DIR to the directory of libduckdb_static.a (`make libduckdb`)",
+    ));
+    let lib = dir.join("libduckdb_static.a");
+    assert!(lib.exists(), "{} does not exist (`make libduckdb` builds it)", lib.display());
+    println!("cargo:rerun-if-changed={}", lib.display());
+    println!("cargo:rustc-link-search=native={}", dir.display());
+    println!("cargo:rustc-link-lib=static=duckdb_static");
+    for sys in ["stdc++", "m", "dl", "pthread"] {
+        println!("cargo:rustc-link-lib=dylib={sys}");
+    }
+    println!("cargo:rustc-cdylib-link-arg=-Wl,--exclude-libs,ALL");
 }
 
 /// Finds `duckdb.tar.gz` of the resolved libduckdb-sys package through `cargo metadata`, so any

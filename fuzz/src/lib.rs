@@ -1,0 +1,718 @@
+//! Shared pieces of the fuzz targets: a stand-in for DuckDB's tokenizer (the splitter takes
+//! DuckDB's tokens, which a fuzz target cannot call), a fixed policy with its principals, the
+//! properties each target checks, and a small SQL grammar driven by `arbitrary`.
+use acl::authz::{Principal, View};
+use acl::policy::Policy;
+use acl::prefix::{Batch, Token, TokenKind};
+use arbitrary::{Result as AResult, Unstructured};
+use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Statement, TableFactor, Visit, Visitor};
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::parser::Parser;
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+// ---------------------------------------------------------------------------------------------
+// Tokens
+// ---------------------------------------------------------------------------------------------
+
+const KEYWORDS: &[&str] = &[
+    "select", "from", "where", "role", "admin", "token", "session", "insert", "into", "update", "delete",
+    "merge", "with", "as", "and", "or", "not", "values", "set", "table", "join", "on", "group", "by",
+    "order", "limit", "union", "all", "create", "drop", "grant", "begin", "commit", "rollback",
+];
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// Advances `i` to the next char boundary of `q` (inclusive).
+fn boundary(q: &str, mut i: usize) -> usize {
+    while i < q.len() && !q.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(q.len())
+}
+
+/// An approximation of DuckDB's `Parser::Tokenize` (PostgreSQL's scanner, simplified token
+/// types): `--` and nested `/* */` comments, `'…'` / `E'…'` / `$tag$…$tag$` strings, `"…"`
+/// identifiers, numbers, words (keywords from a short list), operator runs, and `;` always a
+/// token of its own. Starts are byte offsets on char boundaries, strictly increasing.
+pub fn tokenize(q: &str) -> Vec<Token> {
+    let b = q.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if is_space(c) {
+            i += 1;
+            continue;
+        }
+        // DuckDB turns unicode spaces into blanks before it tokenizes
+        if c >= 0x80 {
+            if let Some(ch) = q[i..].chars().next().filter(|ch| ch.is_whitespace()) {
+                i += ch.len_utf8();
+                continue;
+            }
+        }
+        let start = i;
+        let kind;
+        if c == b'-' && b.get(i + 1) == Some(&b'-') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            kind = TokenKind::Comment;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let mut depth = 0usize;
+            while i < b.len() {
+                if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            kind = TokenKind::Comment;
+        } else if c == b'\'' || ((c == b'e' || c == b'E') && b.get(i + 1) == Some(&b'\'')) {
+            let escapes = c != b'\'';
+            i += if escapes { 2 } else { 1 };
+            while i < b.len() {
+                if escapes && b[i] == b'\\' {
+                    i += 2;
+                } else if b[i] == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                    i += 2;
+                } else if b[i] == b'\'' {
+                    i += 1;
+                    break;
+                } else {
+                    i += 1;
+                }
+            }
+            kind = TokenKind::String;
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() {
+                if b[i] == b'"' && b.get(i + 1) == Some(&b'"') {
+                    i += 2;
+                } else if b[i] == b'"' {
+                    i += 1;
+                    break;
+                } else {
+                    i += 1;
+                }
+            }
+            kind = TokenKind::Identifier;
+        } else if c == b'$' {
+            // $tag$ … $tag$ (tag may be empty); a lone `$1` is a parameter (operator + number).
+            let tag_end = b[i + 1..].iter().position(|x| !(x.is_ascii_alphanumeric() || *x == b'_')).map(|p| i + 1 + p);
+            match tag_end {
+                Some(e) if b[e] == b'$' && !b[i + 1..e].first().is_some_and(u8::is_ascii_digit) => {
+                    let tag = &q[i..=e];
+                    i = match q[e + 1..].find(tag) {
+                        Some(p) => e + 1 + p + tag.len(),
+                        None => b.len(),
+                    };
+                    kind = TokenKind::String;
+                }
+                _ => {
+                    i += 1;
+                    kind = TokenKind::Operator;
+                }
+            }
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || b[i] == b'_') {
+                i += 1;
+            }
+            kind = TokenKind::Numeric;
+        } else if is_ident_byte(c) {
+            while i < b.len() && is_ident_byte(b[i]) {
+                if b[i] >= 0x80 && q.is_char_boundary(i) && q[i..].chars().next().is_some_and(char::is_whitespace) {
+                    break;
+                }
+                i += 1;
+            }
+            let word = q[start..boundary(q, i)].to_ascii_lowercase();
+            kind = if KEYWORDS.contains(&word.as_str()) { TokenKind::Keyword } else { TokenKind::Identifier };
+        } else if c == b';' || b"(),[]{}.:".contains(&c) {
+            i += 1;
+            kind = TokenKind::Operator;
+        } else {
+            while i < b.len() && b"+-*/<>=~!@#%^&|`?".contains(&b[i]) {
+                // a comment start ends an operator run, as in PostgreSQL
+                if i > start && (b[i..].starts_with(b"--") || b[i..].starts_with(b"/*")) {
+                    break;
+                }
+                i += 1;
+            }
+            if i == start {
+                i += 1;
+            }
+            kind = TokenKind::Operator;
+        }
+        i = boundary(q, i);
+        out.push(Token { start, kind });
+    }
+    out
+}
+
+/// Re-cuts and re-labels a token list from fuzzer bytes, keeping what DuckDB guarantees:
+/// starts on char boundaries, non-decreasing, within the text.
+pub fn mangle(q: &str, mut tokens: Vec<Token>, u: &mut Unstructured<'_>) -> Vec<Token> {
+    let kinds = [
+        TokenKind::Identifier,
+        TokenKind::Numeric,
+        TokenKind::String,
+        TokenKind::Operator,
+        TokenKind::Keyword,
+        TokenKind::Comment,
+        TokenKind::Error,
+    ];
+    let n = u.arbitrary_len::<u8>().unwrap_or(0).min(64);
+    for _ in 0..n {
+        let op: u8 = u.arbitrary().unwrap_or(0);
+        match op % 4 {
+            0 if !tokens.is_empty() => {
+                let i = usize::from(u.arbitrary::<u16>().unwrap_or(0)) % tokens.len();
+                tokens.remove(i);
+            }
+            1 if !tokens.is_empty() => {
+                let i = usize::from(u.arbitrary::<u16>().unwrap_or(0)) % tokens.len();
+                tokens[i].kind = kinds[usize::from(u.arbitrary::<u8>().unwrap_or(0)) % kinds.len()];
+            }
+            _ => {
+                let at = boundary(q, usize::from(u.arbitrary::<u16>().unwrap_or(0)) % (q.len() + 1));
+                let kind = kinds[usize::from(u.arbitrary::<u8>().unwrap_or(0)) % kinds.len()];
+                let pos = tokens.partition_point(|t| t.start <= at);
+                tokens.insert(pos, Token { start: at, kind });
+            }
+        }
+    }
+    tokens
+}
+
+fn range_of(outer: &str, inner: &str) -> (usize, usize) {
+    let start = inner.as_ptr() as usize - outer.as_ptr() as usize;
+    (start, start + inner.len())
+}
+
+/// The splitter's properties. `exact`: the tokens are a faithful tokenization (then no code
+/// may be lost and no `;` may end up inside a statement).
+pub fn check_split(q: &str, tokens: &[Token], exact: bool) {
+    let result = acl::prefix::split(q, tokens);
+    let Ok(Some(Batch { prefix, statements })) = result else { return };
+    assert!(!statements.is_empty(), "a batch with no statements was accepted");
+    // The prefix is the first real token, `ACL`.
+    let first = tokens.iter().position(|t| t.kind != TokenKind::Comment).expect("a first token");
+    let first_end = tokens.get(first + 1).map_or(q.len(), |t| t.start);
+    assert!(q[tokens[first].start..first_end].trim_end().eq_ignore_ascii_case("acl"), "prefix without ACL");
+    // Statements are substrings of the input, in order, not overlapping, after the prefix.
+    let mut last_end = first_end;
+    let mut ranges = Vec::new();
+    for s in &statements {
+        let within = (s.as_ptr() as usize) >= (q.as_ptr() as usize)
+            && (s.as_ptr() as usize + s.len()) <= (q.as_ptr() as usize + q.len());
+        assert!(within, "statement {s:?} is not a substring of the input");
+        let (a, z) = range_of(q, s);
+        assert!(a >= last_end, "statements out of order or overlapping the prefix: {statements:?}");
+        // (a re-cut token list can mark a blank stretch as code; DuckDB's tokens never do)
+        assert!(!exact || !s.trim().is_empty(), "an empty statement was kept");
+        last_end = z;
+        ranges.push((a, z));
+    }
+    if let acl::prefix::Prefix::Role(r) = &prefix {
+        assert!(!r.contains('\0') || q.contains('\0'));
+    }
+    if !exact {
+        return;
+    }
+    // `ranges` is sorted and disjoint: a binary search finds the statement around a position
+    let inside_any = |p: usize| {
+        let i = ranges.partition_point(|&(a, _)| a <= p);
+        i > 0 && p < ranges[i - 1].1
+    };
+    // Every `;` operator token after the prefix separates statements: none is inside one.
+    for t in tokens.iter().filter(|t| t.start >= first_end) {
+        let semicolon = t.kind == TokenKind::Operator && q.as_bytes().get(t.start) == Some(&b';');
+        if semicolon {
+            assert!(!inside_any(t.start), "a ';' token at {} is inside a statement", t.start);
+        }
+    }
+    // No code is lost: every non-comment token after the prefix argument lies in a statement.
+    let body_from = statements.first().map_or(q.len(), |s| range_of(q, s).0);
+    for t in tokens.iter().filter(|t| t.start >= body_from && t.kind != TokenKind::Comment) {
+        let semicolon = t.kind == TokenKind::Operator && q.as_bytes().get(t.start) == Some(&b';');
+        if semicolon {
+            continue;
+        }
+        assert!(inside_any(t.start), "the token at {} ({:?}) is in no statement: {statements:?}", t.start, t.kind);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixed policy
+// ---------------------------------------------------------------------------------------------
+
+/// Management statements that build the fuzzed policy. Physical names are distinctive
+/// (`pdb_`, `ph_`) so a message that echoes one is easy to spot.
+pub const POLICY: &[&str] = &[
+    "CREATE VIRTUAL CATALOG sales",
+    "CREATE VIRTUAL TABLE sales.orders AS pdb_main.main.ph_orders",
+    "CREATE VIRTUAL TABLE sales.items AS pdb_main.main.ph_order_items",
+    "CREATE VIRTUAL TABLE sales.eu.orders AS pdb_main.ph_eu.ph_orders",
+    "CREATE VIRTUAL TABLE sales.people AS pdb_main.main.ph_people COLUMNS (id, ssn = NULL, email = left(email, 2) || '…', tenant) RLS (tenant = acl_claim('tenant'))",
+    "CREATE VIRTUAL CATALOG hr",
+    "CREATE VIRTUAL TABLE hr.people AS pdb_hr.main.ph_staff",
+    "CREATE VIRTUAL TABLE hr.salaries AS pdb_hr.main.ph_salaries",
+    "CREATE VIRTUAL CATALOG vault",
+    "CREATE VIRTUAL TABLE vault.keys AS pdb_vault.main.ph_keys",
+    "CREATE ROLE analyst CLAIMS (tenant = 'acme')",
+    "GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN",
+    "CREATE ROLE clerk",
+    "GRANT CATALOG sales TO ROLE clerk WITH (writer) MAIN",
+    "GRANT TABLE sales.items TO ROLE clerk WITH (select, insert)",
+    "CREATE ROLE hr_reader",
+    "GRANT TABLE hr.people TO ROLE hr_reader WITH (select)",
+    "CREATE ROLE agent CLAIMS (tenant = 'globex')",
+    "GRANT CATALOG sales TO ROLE agent WITH (select) MAIN RLS (tenant = acl_claim('tenant'))",
+];
+
+const SALES: &[(&str, &str, &str)] = &[
+    ("pdb_main", "main", "ph_orders"),
+    ("pdb_main", "main", "ph_order_items"),
+    ("pdb_main", "ph_eu", "ph_orders"),
+    ("pdb_main", "main", "ph_people"),
+];
+
+/// Words that only physical names contain: a refusal may show one only if the input had it.
+pub const PHYSICAL_WORDS: &[&str] = &["pdb_", "ph_"];
+
+pub struct Fixture {
+    pub policy: Policy,
+    /// Each principal with the physical tables its grants reach.
+    pub principals: Vec<(Principal, BTreeSet<(String, String, String)>)>,
+}
+
+fn set(items: &[(&str, &str, &str)]) -> BTreeSet<(String, String, String)> {
+    items.iter().map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())).collect()
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let mut policy = Policy::default();
+        policy.functions.host = std::sync::Arc::new(acl::policy::categories::categorise(&host_rows()));
+        for s in POLICY {
+            let cmd = acl::admin::parse(s).unwrap_or_else(|e| panic!("fixture statement {s:?}: {e}"));
+            acl::admin::apply(&mut policy, &cmd).unwrap_or_else(|e| panic!("fixture statement {s:?}: {e}"));
+        }
+        let hr = [("pdb_hr", "main", "ph_staff")];
+        let mut both = Principal::role("analyst");
+        both.roles.push("hr_reader".into());
+        both.label = "principal analyst+hr_reader".into();
+        let both_set: Vec<_> = SALES.iter().chain(hr.iter()).copied().collect();
+        let principals = vec![
+            (Principal::role("analyst"), set(SALES)),
+            (Principal::role("clerk"), set(SALES)),
+            (Principal::role("hr_reader"), set(&hr)),
+            (Principal::role("agent"), set(SALES)),
+            (both, set(&both_set)),
+        ];
+        Fixture { policy, principals }
+    }
+}
+
+/// A small stand-in for the host's `duckdb_functions()`: enough names for the grammar, in each
+/// shipped category and in the never set.
+fn host_rows() -> Vec<acl::policy::categories::HostRow> {
+    let scalar = [
+        "lower", "upper", "abs", "coalesce", "length", "error", "left", "list_transform", "nullif", "+", "-", "*",
+        "/", "=", "<", "<>", "||", "~~", "date_part", "list_value", "struct_pack", "getvariable", "current_setting",
+        "nextval", "acl_exec", "acl_claim", "query", "json_execute_serialized_sql", "json_serialize_sql",
+        "sqlite_query", "__internal_x", "version", "current_database",
+    ];
+    let aggregate = ["count", "count_star", "sum", "max", "min"];
+    let table = ["read_csv", "query", "query_table", "range", "glob", "acl_roles", "unnest", "duckdb_tables"];
+    let row = |name: &str, ty: &str| acl::policy::categories::HostRow {
+        db: "system".into(),
+        schema: "main".into(),
+        name: name.into(),
+        function_type: ty.into(),
+        macro_definition: None,
+    };
+    scalar
+        .iter()
+        .map(|n| row(n, "scalar"))
+        .chain(aggregate.iter().map(|n| row(n, "aggregate")))
+        .chain(table.iter().map(|n| row(n, "table")))
+        .collect()
+}
+
+impl Default for Fixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The rewriter's properties
+// ---------------------------------------------------------------------------------------------
+
+struct OutputCheck<'a> {
+    allowed: &'a BTreeSet<(String, String, String)>,
+    problem: Option<String>,
+    /// Addresses of the names of table-function calls seen in FROM (their names are visited as
+    /// relations too).
+    table_functions: Vec<usize>,
+}
+
+impl Visitor for OutputCheck<'_> {
+    type Break = ();
+
+    fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
+        if self.table_functions.contains(&(name as *const ObjectName as usize)) {
+            // an admitted table function is emitted as a built-in of the system database
+            let first = name.0.first().map(|p| p.to_string()).unwrap_or_default();
+            if name.0.len() != 3 || first.trim_matches('"') != "system" {
+                self.problem = Some(format!("table function {name} is not a qualified built-in"));
+                return ControlFlow::Break(());
+            }
+            return ControlFlow::Continue(());
+        }
+        let parts: Vec<Option<&str>> = name
+            .0
+            .iter()
+            .map(|p| match p {
+                ObjectNamePart::Identifier(i) => Some(i.value.as_str()),
+                _ => None,
+            })
+            .collect();
+        let ok = match parts.as_slice() {
+            [Some(cte)] => cte.starts_with("__acl_cte"),
+            [Some(db), Some(schema), Some(table)] => {
+                self.allowed.contains(&(db.to_string(), schema.to_string(), table.to_string()))
+            }
+            _ => false,
+        };
+        if !ok {
+            self.problem = Some(format!("relation {name} is neither a CTE nor a granted physical table"));
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
+        match tf {
+            TableFactor::Table { args: Some(_), name, .. } => {
+                self.table_functions.push(name as *const ObjectName as usize);
+                ControlFlow::Continue(())
+            }
+            TableFactor::Table { args: None, .. }
+            | TableFactor::Derived { .. }
+            | TableFactor::NestedJoin { .. }
+            | TableFactor::UNNEST { .. } => ControlFlow::Continue(()),
+            other => {
+                self.problem = Some(format!("FROM item {other} survived the rewrite"));
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            let last = f.name.0.last().map(|p| p.to_string()).unwrap_or_default();
+            let last = last.trim_matches('"');
+            if acl::rewrite::never_callable(last) {
+                self.problem = Some(format!("never-callable function {last} survived the rewrite"));
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Parses the rewriter's output again; generous limits (slices add nesting).
+fn reparse(sql: &str) -> Result<Vec<Statement>, String> {
+    Parser::new(&DuckDbDialect {})
+        .with_recursion_limit(512)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| e.to_string())
+}
+
+/// Rewrites `sql` for one principal and checks every property; panics on a violation.
+pub fn check_rewrite(fx: &Fixture, which: usize, sql: &str) {
+    static PRINT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *PRINT.get_or_init(|| std::env::var_os("ACL_FUZZ_PRINT").is_some()) {
+        eprintln!("SQL[{which}] {sql}");
+    }
+    let (principal, allowed) = &fx.principals[which % fx.principals.len()];
+    let view = View::new(&fx.policy, principal).expect("fixture principals exist");
+    let fns = acl::rewrite::FnGate::new(&fx.policy, principal);
+    let first = acl::rewrite::statement(&view, &fns, sql);
+    let second = acl::rewrite::statement(&view, &fns, sql);
+    assert_eq!(first, second, "the rewrite is not deterministic for {sql:?}");
+    match first {
+        Ok(out) => {
+            let stmts = reparse(&out).unwrap_or_else(|e| panic!("output does not parse: {e}\n in: {sql:?}\nout: {out}"));
+            assert_eq!(stmts.len(), 1, "output is not one statement\n in: {sql:?}\nout: {out}");
+            let mut check = OutputCheck { allowed, problem: None, table_functions: Vec::new() };
+            let _ = stmts[0].visit(&mut check);
+            if let Some(p) = check.problem {
+                panic!("{p}\n   principal: {}\n in: {sql:?}\nout: {out}", principal.label);
+            }
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.starts_with("acl: "), "a refusal without the acl: prefix: {msg}");
+            let lower_in = sql.to_lowercase();
+            let lower_msg = msg.to_lowercase();
+            for w in PHYSICAL_WORDS {
+                assert!(
+                    !lower_msg.contains(w) || lower_in.contains(w),
+                    "a refusal names a physical object the input did not: {msg}\n in: {sql:?}"
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A small SQL grammar
+// ---------------------------------------------------------------------------------------------
+
+const TABLES: &[&str] = &[
+    "orders", "items", "people", "sales.orders", "sales.main.orders", "sales.eu.orders", "eu.orders",
+    "SALES.ORDERS", "\"Orders\"", "\"sales\".\"items\"", "sales.people", "hr.people", "hr.salaries",
+    "vault.keys", "pdb_main.main.ph_orders", "\"pdb_main\".\"main\".\"ph_orders\"", "ph_orders",
+    "main.ph_orders", "memory.main.orders", "pdb_hr.main.ph_staff", "pdb_vault.main.ph_keys",
+    "\"__acl_cte1_c0\"", "__acl_cte2_c1", "'data.csv'", "system.main.duckdb_tables", "a.b.c.d",
+    "information_schema.tables", "temp.main.t", "ph_eu.ph_orders", "\"sales.orders\"",
+];
+const COLUMNS: &[&str] = &["id", "amount", "tenant", "ssn", "email", "x", "t.id", "o.amount", "orders.id", "*"];
+const FUNCTIONS: &[&str] = &[
+    "lower", "upper", "abs", "count", "sum", "max", "coalesce", "length", "error", "acl_exec", "acl_claim",
+    "query", "query_table", "read_csv", "getvariable", "current_setting", "json_execute_serialized_sql",
+    "pdb_main.main.f", "main.lower", "\"lower\"", "nextval", "ACL_EXEC", "sqlite_query", "__internal_x",
+];
+const TABLE_FUNCTIONS: &[&str] = &["read_csv('x.csv')", "query('SELECT 1')", "range(3)", "glob('*')", "acl_roles()"];
+const OTHER: &[&str] = &[
+    "SET search_path = 'pdb_main.main'", "USE pdb_main", "PRAGMA show_tables", "COPY orders TO 'x.csv'",
+    "ATTACH 'x.db' AS y", "DESCRIBE orders", "EXPLAIN SELECT * FROM orders", "BEGIN", "COMMIT", "ROLLBACK",
+    "CREATE TABLE t AS SELECT * FROM orders", "DROP TABLE orders", "SHOW TABLES", "CALL acl_exec('x')",
+    "PREPARE p AS SELECT 1", "EXECUTE p", "SUMMARIZE orders", "LOAD httpfs", "TABLE orders",
+];
+
+pub struct Gen<'u, 'd> {
+    u: &'u mut Unstructured<'d>,
+    ctes: Vec<String>,
+    next_cte: usize,
+}
+
+impl<'u, 'd> Gen<'u, 'd> {
+    pub fn new(u: &'u mut Unstructured<'d>) -> Self {
+        Gen { u, ctes: Vec::new(), next_cte: 0 }
+    }
+
+    fn pick<'a>(&mut self, xs: &'a [&'a str]) -> AResult<&'a str> {
+        Ok(*self.u.choose(xs)?)
+    }
+
+    fn coin(&mut self) -> AResult<bool> {
+        self.u.arbitrary()
+    }
+
+    fn table_name(&mut self) -> AResult<String> {
+        if !self.ctes.is_empty() && self.u.ratio(1, 3)? {
+            let c = self.u.choose(&self.ctes)?.clone();
+            return Ok(c);
+        }
+        Ok(self.pick(TABLES)?.to_string())
+    }
+
+    fn alias(&mut self) -> AResult<String> {
+        Ok(match self.u.int_in_range(0..=5)? {
+            0 => String::new(),
+            1 => " t".into(),
+            2 => " AS o".into(),
+            3 => " AS orders".into(),
+            4 => " AS ph_orders".into(),
+            _ => " AS t(a, b)".into(),
+        })
+    }
+
+    fn from_item(&mut self, depth: u32) -> AResult<String> {
+        let leaf = depth >= 3;
+        Ok(match if leaf { 0 } else { self.u.int_in_range(0..=7)? } {
+            0 | 1 => format!("{}{}", self.table_name()?, self.alias()?),
+            2 => format!("({}) AS d", self.query(depth + 1)?),
+            3 => format!("LATERAL ({}) AS l", self.query(depth + 1)?),
+            4 => {
+                let kind = self.pick(&["JOIN", "LEFT JOIN", "CROSS JOIN", "NATURAL JOIN", "POSITIONAL JOIN", "ASOF JOIN"])?;
+                let on = if kind.starts_with("JOIN") || kind.starts_with("LEFT") { format!(" ON {}", self.expr(depth + 1)?) } else { String::new() };
+                format!("{} {kind} {}{on}", self.from_item(depth + 1)?, self.from_item(depth + 1)?)
+            }
+            5 => format!("{}{}", self.pick(TABLE_FUNCTIONS)?, self.alias()?),
+            6 => format!("UNNEST([1, 2]) AS u(x)"),
+            _ => format!("({})", self.from_item(depth + 1)?),
+        })
+    }
+
+    fn expr(&mut self, depth: u32) -> AResult<String> {
+        let leaf = depth >= 4;
+        Ok(match if leaf { self.u.int_in_range(0..=1)? } else { self.u.int_in_range(0..=9)? } {
+            0 => self.pick(&COLUMNS[..COLUMNS.len() - 1])?.to_string(),
+            1 => self.pick(&["1", "'acme'", "NULL", "true", "?", "$1", "0.5", "'pdb_main'"])?.to_string(),
+            2 => {
+                let op = self.pick(&["=", "<>", "+", "/", "AND", "OR", "||", "<", "IS NOT DISTINCT FROM"])?;
+                format!("({} {op} {})", self.expr(depth + 1)?, self.expr(depth + 1)?)
+            }
+            3 => {
+                let f = self.pick(FUNCTIONS)?;
+                format!("{f}({})", self.expr(depth + 1)?)
+            }
+            4 => format!("(SELECT {} FROM {})", self.expr(depth + 1)?, self.from_item(depth + 1)?),
+            5 => format!("{} IN ({})", self.expr(depth + 1)?, self.query(depth + 1)?),
+            6 => format!("EXISTS ({})", self.query(depth + 1)?),
+            7 => format!("CASE WHEN {} THEN {} ELSE {} END", self.expr(depth + 1)?, self.expr(depth + 1)?, self.expr(depth + 1)?),
+            8 => format!("CAST({} AS {})", self.expr(depth + 1)?, self.pick(&["INTEGER", "VARCHAR", "DOUBLE"])?),
+            _ => format!("list_transform([1], x -> {})", self.expr(depth + 1)?),
+        })
+    }
+
+    fn select(&mut self, depth: u32) -> AResult<String> {
+        let mut s = String::from("SELECT ");
+        if self.u.ratio(1, 8)? {
+            s.push_str("DISTINCT ");
+        }
+        let n = self.u.int_in_range(1..=3)?;
+        for i in 0..n {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            if self.u.ratio(1, 4)? {
+                s.push('*');
+            } else {
+                s.push_str(&self.expr(depth + 1)?);
+            }
+        }
+        if self.u.ratio(7, 8)? {
+            s.push_str(" FROM ");
+            s.push_str(&self.from_item(depth + 1)?);
+            if self.u.ratio(1, 3)? {
+                s.push_str(", ");
+                s.push_str(&self.from_item(depth + 1)?);
+            }
+        }
+        if self.coin()? {
+            s.push_str(" WHERE ");
+            s.push_str(&self.expr(depth + 1)?);
+        }
+        if self.u.ratio(1, 6)? {
+            s.push_str(" GROUP BY ALL");
+        }
+        Ok(s)
+    }
+
+    fn with(&mut self, depth: u32) -> AResult<(String, usize)> {
+        if depth >= 3 || !self.u.ratio(1, 3)? {
+            return Ok((String::new(), 0));
+        }
+        let recursive = self.u.ratio(1, 4)?;
+        let n = self.u.int_in_range(1..=3)?;
+        let mut s = String::from(if recursive { "WITH RECURSIVE " } else { "WITH " });
+        for i in 0..n {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            // CTE names that collide with catalog and physical names on purpose
+            let name = match self.u.int_in_range(0..=4)? {
+                0 => "orders".to_string(),
+                1 => "ph_orders".to_string(),
+                2 => "pdb_main".to_string(),
+                _ => {
+                    self.next_cte += 1;
+                    format!("c{}", self.next_cte)
+                }
+            };
+            if recursive {
+                self.ctes.push(name.clone());
+            }
+            let body = if self.u.ratio(1, 5)? { self.dml(depth + 1, true)? } else { self.query(depth + 1)? };
+            s.push_str(&format!("{name} AS ({body})"));
+            if !recursive {
+                self.ctes.push(name);
+            }
+        }
+        s.push(' ');
+        Ok((s, n))
+    }
+
+    pub fn query(&mut self, depth: u32) -> AResult<String> {
+        let before = self.ctes.len();
+        let (with, _) = self.with(depth)?;
+        let mut s = with;
+        s.push_str(&self.select(depth)?);
+        if depth < 3 && self.u.ratio(1, 5)? {
+            let op = self.pick(&["UNION ALL", "UNION", "EXCEPT", "INTERSECT", "UNION ALL BY NAME"])?;
+            s.push_str(&format!(" {op} {}", self.select(depth + 1)?));
+        }
+        if self.u.ratio(1, 5)? {
+            s.push_str(" ORDER BY 1 LIMIT 10");
+        }
+        self.ctes.truncate(before);
+        Ok(s)
+    }
+
+    fn returning(&mut self) -> AResult<&'static str> {
+        Ok(if self.u.ratio(1, 3)? { " RETURNING *" } else { "" })
+    }
+
+    fn dml(&mut self, depth: u32, in_cte: bool) -> AResult<String> {
+        let target = self.table_name()?;
+        let s = match self.u.int_in_range(0..=4)? {
+            0 => {
+                let src = if self.coin()? { "VALUES (1, 2)".to_string() } else { self.query(depth + 1)? };
+                let on = self.pick(&["", " ON CONFLICT DO NOTHING", " ON CONFLICT (id) DO UPDATE SET amount = excluded.amount"])?;
+                let or = self.pick(&["", "OR REPLACE ", "OR IGNORE "])?;
+                format!("INSERT {or}INTO {target} {src}{on}{}", self.returning()?)
+            }
+            1 => {
+                let from = if self.coin()? { format!(" FROM {}", self.from_item(depth + 1)?) } else { String::new() };
+                format!("UPDATE {target}{} SET amount = {}{from} WHERE {}{}", self.alias()?, self.expr(depth + 1)?, self.expr(depth + 1)?, self.returning()?)
+            }
+            2 => {
+                let using = if self.coin()? { format!(" USING {}", self.from_item(depth + 1)?) } else { String::new() };
+                format!("DELETE FROM {target}{using} WHERE {}{}", self.expr(depth + 1)?, self.returning()?)
+            }
+            3 => format!(
+                "MERGE INTO {target} t USING {} s ON {} WHEN MATCHED THEN {} WHEN NOT MATCHED THEN INSERT VALUES (1, 2)",
+                self.from_item(depth + 1)?,
+                self.expr(depth + 1)?,
+                self.pick(&["DELETE", "UPDATE SET amount = 1"])?,
+            ),
+            _ if in_cte => format!("DELETE FROM {target} RETURNING *"),
+            _ => self.pick(OTHER)?.to_string(),
+        };
+        Ok(s)
+    }
+
+    /// One statement: mostly queries, then DML, then statements the gate refuses.
+    pub fn statement(&mut self) -> AResult<String> {
+        match self.u.int_in_range(0..=9)? {
+            0..=5 => self.query(0),
+            6..=8 => {
+                let (with, _) = self.with(1)?;
+                Ok(format!("{with}{}", self.dml(1, false)?))
+            }
+            _ => Ok(self.pick(OTHER)?.to_string()),
+        }
+    }
+}
