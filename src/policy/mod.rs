@@ -144,5 +144,5 @@ impl Policy {
 
 /// Identifiers in DuckDB are case-insensitive, quoted or not: policy keys are lower-case.
 pub fn norm(ident: &str) -> String {
-    ident.to_lowercase()
+    ident.to_ascii_lowercase()
 }
