@@ -80,10 +80,11 @@ dist: libduckdb
 	ACL_DUCKDB_LIB_DIR=$(DUCKDB_CACHE)/lib $(DIST_LINKER_VAR)=$(abspath extension-ci-tools/dist-linker.sh) \
 	    nice -n $(DIST_NICE) cargo build --release --locked --features static-duckdb \
 	    --target-dir $(DIST_TARGET) -j $(DIST_JOBS)
-	@exports="$$(nm -D --defined-only $(DIST_TARGET)/release/libacl.so | awk '{print $$3}')"; \
+	strip --strip-all -o $(DIST_TARGET)/release/acl-stripped.so $(DIST_TARGET)/release/libacl.so
+	@exports="$$(nm -D --defined-only $(DIST_TARGET)/release/acl-stripped.so | awk '{print $$3}')"; \
 	    if [ "$$exports" != acl_duckdb_cpp_init ]; then echo "dist: unexpected exports: $$exports" >&2; exit 1; fi
 	@mkdir -p build/dist
-	$(PYTHON) extension-ci-tools/append_metadata.py $(DIST_TARGET)/release/libacl.so $(DIST) \
+	$(PYTHON) extension-ci-tools/append_metadata.py $(DIST_TARGET)/release/acl-stripped.so $(DIST) \
 	    --extension-version $(EXT_VERSION)
 	@echo "built $(DIST) ($$(du -h $(DIST) | cut -f1); exports only acl_duckdb_cpp_init)"
 

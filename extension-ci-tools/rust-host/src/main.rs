@@ -11,6 +11,23 @@ extern "C" {
     fn duckdb_register_static_extensions() -> i32;
 }
 
+fn show(v: duckdb::types::Value) -> String {
+    use duckdb::types::Value as V;
+    match v {
+        V::Null => "NULL".into(),
+        V::Boolean(b) => b.to_string(),
+        V::TinyInt(i) => i.to_string(),
+        V::SmallInt(i) => i.to_string(),
+        V::Int(i) => i.to_string(),
+        V::BigInt(i) => i.to_string(),
+        V::HugeInt(i) => i.to_string(),
+        V::UBigInt(i) => i.to_string(),
+        V::Double(f) => f.to_string(),
+        V::Text(s) => s,
+        other => format!("{other:?}"),
+    }
+}
+
 fn rows(con: &Connection, sql: &str) -> duckdb::Result<Vec<Vec<String>>> {
     let mut stmt = con.prepare(sql)?;
     let mut out = Vec::new();
@@ -20,11 +37,7 @@ fn rows(con: &Connection, sql: &str) -> duckdb::Result<Vec<Vec<String>>> {
         let mut cells = Vec::with_capacity(n);
         for i in 0..n {
             let v: duckdb::types::Value = row.get(i)?;
-            cells.push(match v {
-                duckdb::types::Value::Null => "NULL".to_string(),
-                duckdb::types::Value::Text(s) => s,
-                other => format!("{other:?}"),
-            });
+            cells.push(show(v));
         }
         out.push(cells);
     }
@@ -44,6 +57,9 @@ fn main() {
 
     if let Err(e) = con.execute_batch(&format!("LOAD '{}'", path.replace('\'', "''"))) {
         println!("LOAD failed: {e}");
+        // A clean failure leaves the database usable.
+        let after = rows(&con, "SELECT 42").map(|r| r[0][0].clone());
+        println!("after the failed LOAD: SELECT 42 -> {after:?}");
         std::process::exit(2);
     }
     println!("LOAD ok: {path}");
