@@ -8,6 +8,20 @@ use crate::policy::{Caps, ObjKey, Policy, Relation, Role, Slice, DEFAULT_SCHEMA}
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+mod union;
+use union::UnionLayer;
+
+/// One layer of the subquery that stands for a sliced object, innermost first.
+#[derive(Debug, Clone)]
+pub enum Layer<'p> {
+    /// An object's or a grant's slice (or the union of several roles' column lists).
+    Slice(Cow<'p, Slice>),
+    /// The union of several roles where one of them shows every column (see `union`):
+    /// rows where `rls` holds; every column as `CASE WHEN open THEN col END`, except the
+    /// `replace` columns, which are `CASE WHEN open THEN col ELSE <expr> END`.
+    Open { rls: String, open: String, replace: Vec<(String, String)> },
+}
+
 /// Who a statement runs as, after the prefix was verified.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal {
@@ -168,10 +182,9 @@ impl<'p> View<'p> {
 
     /// The slices that apply to a resolved object for a use that needs `needed`, innermost
     /// first: the object's own, then the grants'. Only roles that hold `needed` on the object
-    /// contribute. Across several such roles access is the union: their row predicates are OR-ed
-    /// (each role's own layers AND-ed); roles whose column lists differ are refused, since a
-    /// union of different column shapes has no single answer.
-    pub fn layers(&self, r: &Resolved<'p>, needed: Caps) -> Result<Vec<Cow<'p, Slice>>> {
+    /// contribute. Across several such roles access is the union (see `union`): their row
+    /// predicates are OR-ed (each role's own layers AND-ed), and their column lists are merged.
+    pub fn layers(&self, r: &Resolved<'p>, needed: Caps) -> Result<Vec<Layer<'p>>> {
         let mut per_role: Vec<Vec<&'p Slice>> = Vec::new();
         for role in &self.roles {
             if !role_caps(role, &r.key).is_some_and(|c| c.contains(needed)) {
@@ -184,20 +197,24 @@ impl<'p> View<'p> {
                 per_role.push(mine);
             }
         }
-        let own = Some(&r.relation.slice).filter(|s| !s.is_empty()).map(Cow::Borrowed);
-        let grants: Vec<Cow<'p, Slice>> = match per_role.len() {
+        let own = Some(&r.relation.slice).filter(|s| !s.is_empty()).map(|s| Layer::Slice(Cow::Borrowed(s)));
+        let grants: Vec<Layer<'p>> = match per_role.len() {
             0 => {
                 return Err(AclError::refused(format!(
                     "no single role of {} holds {} on {}",
                     self.label, needed, r.key
                 )))
             }
-            1 => per_role.pop().expect("one").into_iter().map(Cow::Borrowed).collect(),
+            1 => per_role.pop().expect("one").into_iter().map(|s| Layer::Slice(Cow::Borrowed(s))).collect(),
             _ if per_role.iter().flatten().any(|s| s.columns.is_some()) => {
-                return Err(AclError::refused(format!(
-                    "{} holds grants on {} with different column lists; use one role",
-                    self.label, r.key
-                )))
+                let flat = per_role.iter().map(|l| union::flatten(l)).collect::<Result<Vec<_>>>()?;
+                match union::union(&flat) {
+                    UnionLayer::Listed { rls, columns } => vec![Layer::Slice(Cow::Owned(Slice {
+                        rls: Some(rls),
+                        columns: Some(union::as_columns(&columns)),
+                    }))],
+                    UnionLayer::Open { rls, open, replace } => vec![Layer::Open { rls, open, replace }],
+                }
             }
             _ => {
                 // A role without a predicate sees every row: the union has none.
@@ -214,7 +231,7 @@ impl<'p> View<'p> {
                 if any_open {
                     Vec::new()
                 } else {
-                    vec![Cow::Owned(Slice { rls: Some(alternatives.join(" OR ")), columns: None })]
+                    vec![Layer::Slice(Cow::Owned(Slice { rls: Some(alternatives.join(" OR ")), columns: None }))]
                 }
             }
         };

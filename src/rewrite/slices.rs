@@ -13,17 +13,16 @@
 //! `acl_claim('k')` becomes the claim's value as a SQL literal (NULL when missing).
 use super::relations::quoted_sql;
 use crate::admin::slice::{claim_name, is_acl_claim};
-use crate::authz::View;
+use crate::authz::{Layer, View};
 use crate::error::{AclError, Result};
 use crate::policy::{RelationKind, Slice};
 use sqlparser::ast::{Expr, Query, Value, VisitMut, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
-use std::borrow::Cow;
 use std::fmt::Write;
 use std::ops::ControlFlow;
 
-pub(super) fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Cow<'_, Slice>]) -> Result<Box<Query>> {
+pub(super) fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>]) -> Result<Box<Query>> {
     let mut sql = match source {
         RelationKind::Table(t) => format!("{}.{}.{}", quoted_sql(&t.db), quoted_sql(&t.schema), quoted_sql(&t.name)),
         RelationKind::View(q) => format!("({q})"),
@@ -33,7 +32,10 @@ pub(super) fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Cow<'_,
     }
     for (i, layer) in layers.iter().enumerate() {
         let inner = if i == 0 { sql } else { format!("({sql})") };
-        sql = layer_sql(&inner, i, layer);
+        sql = match layer {
+            Layer::Slice(slice) => layer_sql(&inner, i, slice),
+            Layer::Open { rls, open, replace } => open_sql(&inner, i, rls, open, replace),
+        };
     }
     let mut query = Parser::new(&DuckDbDialect {})
         .try_with_sql(&sql)
@@ -70,6 +72,36 @@ fn layer_sql(inner: &str, i: usize, layer: &Slice) -> String {
         let _ = write!(s, " WHERE ({p})");
     }
     s
+}
+
+/// The union of several roles where one shows every column (`authz::Layer::Open`): first every
+/// column guarded by the open roles' predicate, beside the other roles' expressions for the
+/// columns they list; then those columns take the other roles' values where no open role
+/// admits the row, and the helper columns are dropped.
+fn open_sql(inner: &str, i: usize, rls: &str, open: &str, replace: &[(String, String)]) -> String {
+    let mut s = format!("SELECT CASE WHEN ({open}) THEN COLUMNS(*) END, ({open}) AS \"__acl_open\"");
+    for (n, (_, e)) in replace.iter().enumerate() {
+        let _ = write!(s, ", ({e}) AS \"__acl_r{n}\"");
+    }
+    let _ = write!(s, " FROM {inner} AS \"__acl_l{i}\" WHERE ({rls})");
+    let mut out = String::from("SELECT * EXCLUDE (\"__acl_open\"");
+    for n in 0..replace.len() {
+        let _ = write!(out, ", \"__acl_r{n}\"");
+    }
+    out.push(')');
+    if !replace.is_empty() {
+        out.push_str(" REPLACE (");
+        for (n, (c, _)) in replace.iter().enumerate() {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            let c = quoted_sql(c);
+            let _ = write!(out, "CASE WHEN \"__acl_open\" THEN {c} ELSE \"__acl_r{n}\" END AS {c}");
+        }
+        out.push(')');
+    }
+    let _ = write!(out, " FROM ({s}) AS \"__acl_u{i}\"");
+    out
 }
 
 /// Replaces `acl_claim('k')` in one policy expression.

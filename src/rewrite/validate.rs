@@ -5,7 +5,7 @@
 //! that statement and `acl_exec` never runs: the policy is unchanged. Claims are NULL here.
 use super::slices;
 use crate::admin::Command;
-use crate::authz::{Principal, View};
+use crate::authz::{Layer, Principal, View};
 use crate::error::Result;
 use crate::policy::{Policy, Relation, RelationKind, Slice};
 use std::borrow::Cow;
@@ -15,6 +15,7 @@ pub(super) fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
     let nobody = Principal { roles: Vec::new(), label: "the validation".into(), claims: Default::default() };
     let view = View::new(policy, &nobody)?;
     let check = |kind: &RelationKind, layers: Vec<Cow<'_, Slice>>| -> Result<String> {
+        let layers: Vec<Layer<'_>> = layers.into_iter().map(Layer::Slice).collect();
         let q = slices::subquery(&view, kind, &layers)?;
         Ok(format!("SELECT * FROM ({q}) AS \"__acl_check\" LIMIT 0"))
     };

@@ -11,9 +11,9 @@
 //!
 //! Targets with the object's own COLUMNS/RLS, or a grant column mask, stay read-only.
 use super::slices::substitute_claims;
-use crate::authz::{Resolved, View};
+use crate::authz::{Layer, Resolved, View};
 use crate::error::{AclError, Result};
-use crate::policy::{norm, Slice};
+use crate::policy::norm;
 use sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, Expr, Ident, ObjectName, ObjectNamePart, Query, SetExpr,
     TableFactor, Visit, VisitMut, Visitor, VisitorMut,
@@ -21,7 +21,6 @@ use sqlparser::ast::{
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
@@ -36,12 +35,12 @@ pub(super) struct WriteSlice {
 }
 
 /// `Ok(None)`: the target is not sliced. Refuses targets that cannot be written at all.
-pub(super) fn for_target(view: &View<'_>, r: &Resolved<'_>, layers: &[Cow<'_, Slice>]) -> Result<Option<WriteSlice>> {
+pub(super) fn for_target(view: &View<'_>, r: &Resolved<'_>, layers: &[Layer<'_>]) -> Result<Option<WriteSlice>> {
     if layers.is_empty() {
         return Ok(None);
     }
     let read_only = || {
-        AclError::refused(format!("{} is read-only for {}: it has a column mask or its own row policy", r.key, view.label))
+        AclError::refused(format!("{} is read-only for {}: it has a column mask, a computed column or its own row policy", r.key, view.label))
     };
     if !r.relation.slice.is_empty() {
         return Err(read_only());
@@ -49,6 +48,9 @@ pub(super) fn for_target(view: &View<'_>, r: &Resolved<'_>, layers: &[Cow<'_, Sl
     let mut preds = Vec::new();
     let mut writable: Option<BTreeSet<String>> = None;
     for layer in layers {
+        // The union of roles that show different columns: which role's slice a written row
+        // falls under is not one answer, so such a target is read-only.
+        let Layer::Slice(layer) = layer else { return Err(read_only()) };
         if let Some(cols) = &layer.columns {
             if cols.iter().any(|c| c.expr.is_some()) {
                 return Err(read_only());
