@@ -35,6 +35,7 @@ void acl_rs_state_free(void *state);
 bool acl_rs_is_ours(const char *query, size_t len);
 int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToken *tokens, size_t n_tokens,
                        uint64_t clock_skew, AclOut *out);
+int32_t acl_rs_rewrite_cached(void *state, const char *query, size_t len, uint64_t clock_skew, AclOut *out);
 void acl_rs_out_free(AclOut *out);
 bool acl_rs_translate_error(const char *names, size_t names_len, const char *message, size_t message_len,
                             AclOut *out);
@@ -46,7 +47,7 @@ namespace {
 const char *const CLOCK_SKEW_SETTING = "acl_jwt_clock_skew";
 const uint64_t DEFAULT_CLOCK_SKEW = 60;
 
-enum RewriteStatus : int32_t { NOT_OURS = 0, REWRITTEN = 1, REFUSED = 2, SYNTAX = 3, INVALID = 4 };
+enum RewriteStatus : int32_t { NOT_OURS = 0, REWRITTEN = 1, REFUSED = 2, SYNTAX = 3, INVALID = 4, MISS = 5 };
 
 struct AclParserInfo : public ParserExtensionInfo {
 	explicit AclParserInfo(void *state_p) : state(state_p) {
@@ -144,14 +145,6 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 		return ParserOverrideResult();
 	}
 	auto &acl = info->Cast<AclParserInfo>();
-	// DuckDB's own tokenizer finds the statement boundaries, so quotes, $$ strings and
-	// comments split exactly as DuckDB would split them.
-	auto simplified = Parser::Tokenize(query);
-	vector<AclToken> tokens;
-	tokens.reserve(simplified.size());
-	for (auto &t : simplified) {
-		tokens.push_back(AclToken {t.start, static_cast<uint8_t>(t.type)});
-	}
 	// Settings the decision depends on are read from the caller's context.
 	uint64_t clock_skew = DEFAULT_CLOCK_SKEW;
 	Value skew;
@@ -159,8 +152,20 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 		clock_skew = skew.GetValue<uint64_t>();
 	}
 	OutGuard guard;
-	auto status = acl_rs_rewrite(acl.state, query.data(), query.size(), tokens.data(), tokens.size(), clock_skew,
-	                             &guard.out);
+	// A batch seen before under the same policy needs no tokenizing.
+	auto status = acl_rs_rewrite_cached(acl.state, query.data(), query.size(), clock_skew, &guard.out);
+	if (status == MISS) {
+		// DuckDB's own tokenizer finds the statement boundaries, so quotes, $$ strings and
+		// comments split exactly as DuckDB would split them.
+		auto simplified = Parser::Tokenize(query);
+		vector<AclToken> tokens;
+		tokens.reserve(simplified.size());
+		for (auto &t : simplified) {
+			tokens.push_back(AclToken {t.start, static_cast<uint8_t>(t.type)});
+		}
+		status = acl_rs_rewrite(acl.state, query.data(), query.size(), tokens.data(), tokens.size(), clock_skew,
+		                        &guard.out);
+	}
 	switch (status) {
 	case NOT_OURS:
 		return ParserOverrideResult();

@@ -74,6 +74,8 @@ const REWRITTEN: i32 = 1;
 const REFUSED: i32 = 2;
 const SYNTAX: i32 = 3;
 const INVALID: i32 = 4;
+/// `acl_rs_rewrite_cached`: not in the cache, tokenize and call `acl_rs_rewrite`.
+const MISS: i32 = 5;
 
 #[no_mangle]
 pub extern "C" fn acl_rs_state_new() -> *mut c_void {
@@ -120,7 +122,18 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
         let settings = rewrite::Settings { clock_skew };
-        rewrite::batch(&state.policy(), &state.tokens, &state.rewrites, &settings, &batch).map(Some)
+        let policy = state.policy();
+        let out = rewrite::batch(&policy, &state.tokens, &state.rewrites, &settings, &batch)?;
+        if let Some(reuse) = &out.reuse {
+            let entry = rewrite::BatchEntry {
+                version: policy.version,
+                token: reuse.token.clone(),
+                who: reuse.who.clone(),
+                output: rewrite::Output { sql: out.sql.clone(), statements: out.statements, names: out.names.clone(), reuse: None },
+            };
+            state.batches.insert(query, entry);
+        }
+        Ok(Some(out))
     };
     let result = if n_tokens > MAX_TOKENS {
         Ok(Err(AclError::refused("the statement is too long")))
@@ -151,6 +164,39 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.text = AclBuf::from(AclError::internal("the rewrite failed; the statement was refused").to_string());
             INVALID
         }
+    }
+}
+
+/// The rewrite of a whole batch seen before under the same policy (and, for `ACL TOKEN`, a
+/// token still valid for the same principal): `REWRITTEN` with `out` filled, or `MISS`.
+///
+/// # Safety
+/// As `acl_rs_rewrite`.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_rewrite_cached(
+    state: *const c_void,
+    query: *const u8,
+    len: usize,
+    clock_skew: u64,
+    out: *mut AclOut,
+) -> i32 {
+    let state = unsafe { &*(state as *const State) };
+    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+    let hit = catch_unwind(AssertUnwindSafe(|| {
+        let query = std::str::from_utf8(bytes).ok()?;
+        let settings = rewrite::Settings { clock_skew };
+        rewrite::batch_cached(&state.policy(), &state.tokens, &state.batches, &settings, query)
+    }));
+    match hit {
+        Ok(Some(entry)) => {
+            let out = unsafe { &mut *out };
+            out.text = AclBuf::from(entry.output.sql.clone());
+            out.names = AclBuf::from(entry.output.names.clone());
+            out.n_statements = entry.output.statements as u64;
+            REWRITTEN
+        }
+        // A panic here is a miss: the full path decides (and refuses on a panic of its own).
+        _ => MISS,
     }
 }
 

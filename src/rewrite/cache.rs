@@ -41,6 +41,45 @@ impl RewriteCache {
     }
 }
 
+/// Whole batches by their full text (prefix included), so a repeated statement skips DuckDB's
+/// tokenizer, the prefix split and the per-statement lookups: the shim asks here first.
+/// An entry holds for the policy version it was decided under; under `ACL TOKEN` the token is
+/// judged again on every hit (the token cache: expiry against the current clock skew) and must
+/// still denote the same roles and claims. `ACL ADMIN` batches are never cached.
+#[derive(Default)]
+pub struct BatchCache {
+    entries: DashMap<String, Arc<BatchEntry>>,
+}
+
+#[derive(Debug)]
+pub struct BatchEntry {
+    pub version: u64,
+    /// The JWT of an `ACL TOKEN` batch, judged again on each hit.
+    pub token: Option<String>,
+    /// The principal's roles and claims when the batch was rewritten.
+    pub who: String,
+    pub output: super::Output,
+}
+
+/// Longer batches are not kept: hashing them would cost what the cache saves.
+const MAX_BATCH_BYTES: usize = 16 * 1024;
+
+impl BatchCache {
+    pub fn get(&self, query: &str) -> Option<Arc<BatchEntry>> {
+        self.entries.get(query).map(|e| Arc::clone(&e))
+    }
+
+    pub fn insert(&self, query: &str, entry: BatchEntry) {
+        if query.len() > MAX_BATCH_BYTES {
+            return;
+        }
+        if self.entries.len() >= MAX_ENTRIES {
+            self.entries.clear();
+        }
+        self.entries.insert(query.to_string(), Arc::new(entry));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +99,20 @@ mod tests {
         get(1);
         get(2);
         assert_eq!(calls, 2);
+    }
+
+    #[test]
+    fn a_batch_holds_for_its_policy_version_only() {
+        let batches = BatchCache::default();
+        let output = crate::rewrite::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), reuse: None };
+        batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output });
+        let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
+        let tokens = crate::auth::TokenCache::default();
+        let settings = crate::rewrite::Settings { clock_skew: 60 };
+        let hit = crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1");
+        assert_eq!(hit.map(|e| e.output.sql.clone()).as_deref(), Some("SELECT 1"));
+        assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 2").is_none());
+        policy.version = 8;
+        assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1").is_none());
     }
 }

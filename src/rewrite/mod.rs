@@ -18,7 +18,7 @@ mod validate;
 mod virtual_fns;
 mod writes;
 
-pub use cache::{Cached, RewriteCache};
+pub use cache::{BatchCache, BatchEntry, Cached, RewriteCache};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
 pub use virtual_fns::normalise_body;
@@ -35,6 +35,7 @@ use crate::prefix::{Batch, Prefix};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::{Parser, ParserError};
+use std::sync::Arc;
 
 /// What the rules allowed one statement to touch.
 #[derive(Debug, Default)]
@@ -73,6 +74,48 @@ pub struct Output {
     pub statements: usize,
     /// `errors::names_blob` of every statement's decision.
     pub names: String,
+    /// Under a principal: what a `BatchCache` entry for this batch must record.
+    pub reuse: Option<Reuse>,
+}
+
+/// How a rewritten batch may be reused (see `BatchCache`).
+#[derive(Debug, PartialEq, Eq, Clone)]
+pub struct Reuse {
+    pub token: Option<String>,
+    pub who: String,
+}
+
+/// Everything a rewrite depends on besides the policy: the principal's roles and claims.
+pub fn who(principal: &Principal) -> String {
+    format!("{:?}{:?}", principal.roles, principal.claims)
+}
+
+/// The cached rewrite of `query` (a whole batch, prefix included), if one holds now.
+pub fn batch_cached(
+    policy: &Policy,
+    tokens: &crate::auth::TokenCache,
+    batches: &BatchCache,
+    settings: &Settings,
+    query: &str,
+) -> Option<Arc<BatchEntry>> {
+    let entry = batches.get(query)?;
+    if entry.version != policy.version {
+        return None;
+    }
+    if let Some(jwt) = &entry.token {
+        let principal = tokens.principal(policy, jwt, now_unix().ok()?, settings.clock_skew).ok()?;
+        if who(&principal) != entry.who {
+            return None;
+        }
+    }
+    Some(entry)
+}
+
+fn now_unix() -> Result<i64> {
+    Ok(std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| AclError::internal("the system clock is before 1970"))?
+        .as_secs() as i64)
 }
 
 /// Nesting deeper than this is refused by the parser rather than risking the stack.
@@ -95,6 +138,7 @@ pub fn batch(
     let mut sql = String::new();
     let mut names = Vec::new();
     let mut statements = 0;
+    let mut reuse = None;
     match &batch.prefix {
         Prefix::Admin => {
             for s in &batch.statements {
@@ -113,18 +157,16 @@ pub fn batch(
         Prefix::Role(role) => {
             let principal = Principal::role(role);
             statements += principal_batch(policy, cache, &principal, batch, &mut sql, &mut names)?;
+            reuse = Some(Reuse { token: None, who: who(&principal) });
         }
         Prefix::Token(jwt) => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_err(|_| AclError::internal("the system clock is before 1970"))?
-                .as_secs() as i64;
-            let principal = tokens.principal(policy, jwt, now, settings.clock_skew)?;
+            let principal = tokens.principal(policy, jwt, now_unix()?, settings.clock_skew)?;
             statements += principal_batch(policy, cache, &principal, batch, &mut sql, &mut names)?;
+            reuse = Some(Reuse { token: Some(jwt.clone()), who: who(&principal) });
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
-    Ok(Output { sql, statements, names: errors::names_blob(&mut names) })
+    Ok(Output { sql, statements, names: errors::names_blob(&mut names), reuse })
 }
 
 /// The statements of a batch under one principal, each from the cache or rewritten once.
@@ -136,8 +178,7 @@ fn principal_batch(
     sql: &mut String,
     names: &mut Vec<(String, String)>,
 ) -> Result<usize> {
-    // Everything a rewrite depends on besides the policy: the roles and the claims.
-    let who = format!("{:?}{:?}", principal.roles, principal.claims);
+    let who = who(principal);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
     for s in &batch.statements {
         let done = cache.get_or(policy.version, &who, s, || {
