@@ -299,10 +299,13 @@ fn require_relation(p: &Policy, key: &ObjKey, word: ObjectWord) -> Result<()> {
 
 /// Drop catalog grants whose catalog matches and object grants whose key matches, in every role.
 fn remove_grants(p: &mut Policy, catalog: impl Fn(&str) -> bool, object: impl Fn(&ObjKey) -> bool) {
-    for r in p.roles.values_mut() {
-        r.catalog_grants.retain(|c, _| !catalog(c));
-        r.object_grants.retain(|k, _| !object(k));
-    }
+    p.update_roles(
+        |r| r.catalog_grants.keys().any(|c| catalog(c)) || r.object_grants.keys().any(&object),
+        |r| {
+            r.catalog_grants.retain(|c, _| !catalog(c));
+            r.object_grants.retain(|k, _| !object(k));
+        },
+    );
 }
 
 /// A DROP of something absent: silent with IF EXISTS, an error otherwise.

@@ -335,9 +335,9 @@ pub(super) fn apply(p: &mut Policy, cmd: &FnCommand) -> Result<String> {
             }
             // Object grants name the key; keep them while a table or the other kind still uses it.
             if p.relation(key).is_none() && !has_function(p, key) {
-                for r in p.roles.values_mut() {
+                p.update_roles(|r| r.object_grants.contains_key(key), |r| {
                     r.object_grants.remove(key);
-                }
+                });
             }
             Ok(status)
         }

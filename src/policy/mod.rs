@@ -128,7 +128,7 @@ pub struct Policy {
     /// Bumped by every change; caches key on it.
     pub version: u64,
     pub catalogs: BTreeMap<String, Catalog>,
-    pub roles: BTreeMap<String, Role>,
+    pub roles: im::OrdMap<String, Role>,
     pub issuers: BTreeMap<String, Issuer>,
     /// `MAP CLAIM 'value' FROM ISSUER 'iss' TO ROLE r`: `(iss, value)` → roles.
     pub claim_roles: BTreeMap<(String, String), Vec<String>>,
@@ -137,6 +137,17 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// Changes the roles `needs` selects. The test is read-only: the persistent map copies
+    /// only the paths to the roles it changes.
+    pub fn update_roles(&mut self, needs: impl Fn(&Role) -> bool, mut change: impl FnMut(&mut Role)) {
+        let names: Vec<String> = self.roles.iter().filter(|(_, r)| needs(r)).map(|(n, _)| n.clone()).collect();
+        for n in names {
+            if let Some(r) = self.roles.get_mut(&n) {
+                change(r);
+            }
+        }
+    }
+
     pub fn relation(&self, key: &ObjKey) -> Option<&Relation> {
         self.catalogs.get(&key.catalog)?.objects.get(&(key.schema.clone(), key.name.clone()))
     }
