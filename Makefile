@@ -44,8 +44,9 @@ slt: venv release
 pytests: venv release
 	@for t in test/python/test_*.py; do echo "== $$t"; $(PY) $$t --extension $(EXT) || exit 1; done
 
-# The SQL logic tests run last so that their summary is the closing line.
-test: unit pytests slt
+# The SQL logic tests run last so that their summary is the closing line. A short fuzz run of
+# every target (FUZZ_SECONDS each) is part of the suite.
+test: unit fuzz-smoke pytests slt
 
 demo: venv release
 	$(PY) test/demo.py --extension $(EXT)
@@ -116,7 +117,7 @@ dist-check: dist venv release rust-host
 # dir so a fuzz build never blocks the extension's. The corpus grows in fuzz/corpus (ignored),
 # seeded from fuzz/seeds; findings land in fuzz/artifacts (ignored).
 FUZZ_TARGETS := prefix rewrite rewrite_grammar
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 10
 FUZZ_ENV := RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$(CURDIR)/fuzz/target
 
 .PHONY: fuzz-smoke
