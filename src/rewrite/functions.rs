@@ -233,17 +233,21 @@ impl<'p> Gate<'_, '_, 'p> {
     }
 
     /// `current_database()`, `current_catalog()`, `current_schema()`, `current_schemas(x)` (called
-    /// with parentheses, unqualified): the principal's own catalog as a literal, never the
-    /// physical one. Bare words stay gated as value keywords (a column may carry the name).
+    /// with parentheses, unqualified or as `[system.]main|pg_catalog.f`): the principal's own catalog
+    /// as a literal, never the physical one. Bare words stay gated as value keywords (a column may carry the name).
     fn catalog_function(&self, expr: &Expr) -> Option<Expr> {
         let Expr::Function(f) = expr else { return None };
-        let [ObjectNamePart::Identifier(i)] = f.name.0.as_slice() else { return None };
+        let parts: Vec<String> = idents(&f.name).ok()?.iter().map(|i| norm(&i.value)).collect();
+        let name = match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            [n] | ["main" | "pg_catalog", n] | ["system", "main" | "pg_catalog", n] => n.to_string(),
+            _ => return None,
+        };
         let FunctionArguments::List(l) = &f.args else { return None };
         if f.over.is_some() || f.filter.is_some() || !l.clauses.is_empty() {
             return None;
         }
         let lit = |s: &str| Expr::value(sqlparser::ast::Value::SingleQuotedString(s.to_string()));
-        match (norm(&i.value).as_str(), l.args.len()) {
+        match (name.as_str(), l.args.len()) {
             ("current_database" | "current_catalog", 0) => {
                 Some(self.view.main_name().map_or(Expr::value(sqlparser::ast::Value::Null), lit))
             }
@@ -254,6 +258,9 @@ impl<'p> Gate<'_, '_, 'p> {
     }
 
     fn table_function(&mut self, tf: &mut TableFactor) -> Result<()> {
+        if super::metadata::is_metadata(tf) {
+            return Ok(()); // answered from the listing by the next rule, never the host's function
+        }
         let TableFactor::Table { name, args: Some(args), .. } = tf else { return Ok(()) };
         if args.settings.is_some() {
             return Err(AclError::refused("this form of table function call is not supported"));

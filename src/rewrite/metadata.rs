@@ -209,6 +209,11 @@ struct Meta<'a, 'v> {
     in_trusted: usize,
 }
 
+/// Does this FROM item name a metadata relation (answered here, whatever its arguments)?
+pub(super) fn is_metadata(tf: &TableFactor) -> bool {
+    !matches!(metadata_name(tf), Ok(None))
+}
+
 /// Which metadata relation a FROM item names, if any.
 fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
     let TableFactor::Table { name, args, .. } = tf else { return Ok(None) };
@@ -417,6 +422,54 @@ mod tests {
         p.claims.insert("tenant".into(), "a'\"b".into());
         assert_eq!(principal_from_arg(&principal_arg(&p)).unwrap(), p);
         assert!(principal_from_arg("{").is_err());
+    }
+
+    fn policy() -> Policy {
+        let mut p = Policy::default();
+        for s in [
+            "CREATE VIRTUAL CATALOG sales",
+            "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders_raw",
+            "CREATE VIRTUAL TABLE sales.people AS phys.main.payroll COLUMNS (id, ssn = left(secret, 2)) RLS (tenant = acl_claim('t'))",
+            "CREATE VIRTUAL VIEW sales.v AS SELECT id FROM phys.main.orders_raw",
+            "CREATE ROLE analyst CLAIMS (t = 'acme')",
+            "GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN",
+        ] {
+            crate::admin::apply(&mut p, &crate::admin::parse(s).unwrap()).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn listing_rows_hold_virtual_names_and_the_exposed_shapes() {
+        let p = policy();
+        let arg = principal_arg(&Principal::role("analyst"));
+        let mut asked = Vec::new();
+        let mut describe = |sql: &str| {
+            asked.push(sql.to_string());
+            let cols = if sql.contains("left(secret, 2)") {
+                vec![("id".to_string(), "INTEGER".to_string()), ("ssn".into(), "VARCHAR".into())]
+            } else {
+                vec![("id".to_string(), "INTEGER".to_string())]
+            };
+            Some(std::sync::Arc::new(cols))
+        };
+        let rows = listing_rows(&p, &arg, &mut describe).unwrap();
+        // each object's exposed query, claims substituted, is what gets bound
+        assert_eq!(asked.len(), 3);
+        assert!(asked.iter().any(|q| q.contains("tenant = 'acme'")), "{asked:?}");
+        let all = format!("{rows:?}");
+        for physical in ["phys", "orders_raw", "payroll", "secret", "tenant"] {
+            assert!(!all.contains(physical), "{physical} in {all}");
+        }
+        let tables: Vec<(&str, &str)> =
+            rows.tables.iter().map(|r| (r[2].as_deref().unwrap(), r[3].as_deref().unwrap())).collect();
+        assert_eq!(tables, [("orders", "BASE TABLE"), ("people", "BASE TABLE"), ("v", "VIEW")]);
+        assert_eq!(rows.columns.len(), 4);
+        // a shape that does not bind: listed without columns
+        let rows = listing_rows(&p, &arg, &mut |_| None).unwrap();
+        assert_eq!((rows.tables.len(), rows.columns.len()), (3, 0));
+        // a principal whose role is gone gets an error, not someone else's listing
+        assert!(listing_rows(&p, &principal_arg(&Principal::role("ghost")), &mut |_| None).is_err());
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! DuckDB dialect) and each statement goes through the rules in order:
 //!
 //! 1. `gate`        — only statement types with a rule run;
-//! 2. `metadata`    — information_schema, duckdb_*() and SHOW answered from the virtual catalog;
-//! 3. `functions`   — every function call admitted by the function policy and qualified to its key;
+//! 2. `functions`   — every function call admitted by the function policy and qualified to its key;
+//! 3. `metadata`    — information_schema, duckdb_*() and SHOW answered from the virtual catalog;
 //! 4. `relations`   — every table name resolved through the virtual catalog, capabilities checked;
 //! 5. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
 //!
@@ -189,8 +189,8 @@ fn statement_with_names(
         gate::Gate::Rewrite => {}
     }
     let mut decision = Decision::default();
-    metadata::apply(&mut stmt, view, &mut decision)?;
     let calls = functions::apply(&mut stmt, view, fns, &mut decision)?;
+    metadata::apply(&mut stmt, view, &mut decision)?;
     relations::apply(&mut stmt, view, &mut decision)?;
     virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
     post_check::check(&stmt, &decision)?;

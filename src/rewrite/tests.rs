@@ -328,3 +328,4 @@ fn several_roles_see_the_union_of_their_slices() {
     let e = statement(&view, &fns, "SELECT id FROM orders").unwrap_err().to_string();
     assert!(e.contains("different column lists"), "{e}");
 }
+
