@@ -10,6 +10,9 @@
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "duckdb/parser/parser.hpp"
 #include "duckdb/parser/parser_extension.hpp"
+#include "duckdb/planner/binder.hpp"
+#include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/catalog/catalog.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -254,6 +257,72 @@ void LoadInternal(ExtensionLoader &loader) {
 }
 
 } // namespace
+
+// Metadata under a principal (specs/005): the listing table function asks, from its bind, for
+// the output columns of each object as the principal reads it. The query is bound in the
+// caller's own context and transaction (so it sees exactly what the principal's statement would),
+// never executed. Nothing here throws into Rust: any failure is `false`.
+typedef void (*AclColumnSink)(void *user, const char *name, size_t name_len, const char *type, size_t type_len);
+
+extern "C" bool acl_shim_describe(duckdb_client_context ctx, const char *sql, size_t len, AclColumnSink sink,
+                                  void *user) {
+	try {
+		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
+		Parser parser(ParserOptions::Builtin()); // no parser extension: never our own override
+		parser.ParseQuery(string(sql, len));
+		if (parser.statements.size() != 1 || parser.statements[0]->type != StatementType::SELECT_STATEMENT) {
+			return false;
+		}
+		auto binder = Binder::CreateBinder(context);
+		auto bound = binder->Bind(*parser.statements[0]);
+		for (idx_t i = 0; i < bound.names.size() && i < bound.types.size(); i++) {
+			auto type = bound.types[i].ToString();
+			auto &name = bound.names[i].GetIdentifierName();
+			sink(user, name.data(), name.size(), type.data(), type.size());
+		}
+		return true;
+	} catch (...) {
+		return false;
+	}
+}
+
+// A number that changes whenever any attached database's catalog changes (DDL committed, or
+// made in the caller's transaction) or a database is attached or detached: the listing's cache
+// key. Temp and system catalogs are left out. 0 means "do not cache" (a failure, or a catalog without versions).
+extern "C" uint64_t acl_shim_catalog_stamp(duckdb_client_context ctx) {
+	try {
+		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
+		uint64_t h = 1469598103934665603ULL;
+		auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+		// (database_manager.hpp needs third-party headers the build does not extract: the
+		// catalogs are reached through their schemas instead)
+		vector<reference<Catalog>> seen;
+		for (auto &schema : Catalog::GetAllSchemas(context)) {
+			auto &catalog = schema.get().ParentCatalog();
+			// a connection's own temp catalog would make every new connection miss
+			if (catalog.IsTemporaryCatalog() || catalog.IsSystemCatalog()) {
+				continue;
+			}
+			bool known = false;
+			for (auto &c : seen) {
+				known = known || &c.get() == &catalog;
+			}
+			if (known) {
+				continue;
+			}
+			seen.push_back(catalog);
+			mix(catalog.GetOid());
+			auto version = catalog.GetCatalogVersion(context);
+			if (!version.IsValid()) {
+				return 0;
+			}
+			mix(version.GetIndex());
+		}
+		return h == 0 ? 1 : h;
+	} catch (...) {
+		return 0;
+	}
+}
 
 // Called by the Rust cdylib's exported `acl_duckdb_cpp_init` (a cdylib exports only Rust
 // symbols). DuckDB exceptions thrown here unwind through that `C-unwind` frame to DuckDB.

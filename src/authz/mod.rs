@@ -22,6 +22,9 @@ pub enum Layer<'p> {
     Open { rls: String, open: String, replace: Vec<(String, String)> },
 }
 
+mod listing;
+pub use listing::{Listed, Listing, ObjectType};
+
 /// Who a statement runs as, after the prefix was verified.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal {
@@ -63,6 +66,8 @@ pub struct View<'p> {
     roles: Vec<&'p Role>,
     main: MainCatalog,
     pub label: &'p str,
+    /// Who this is (metadata listings re-derive the view from it when they bind).
+    pub principal: &'p Principal,
     /// The roles' default claims (first role in name order wins), overridden by the principal's.
     claims: BTreeMap<&'p str, &'p str>,
 }
@@ -94,7 +99,7 @@ impl<'p> View<'p> {
         for (k, v) in &principal.claims {
             claims.insert(k.as_str(), v.as_str());
         }
-        Ok(View { policy, roles, main, label: &principal.label, claims })
+        Ok(View { policy, roles, main, label: &principal.label, principal, claims })
     }
 
     /// Is `catalog` granted to the principal at all (by a catalog or an object grant)?
@@ -158,6 +163,14 @@ impl<'p> View<'p> {
                 "unqualified table \"{name}\": {} has several MAIN catalogs, qualify every name",
                 self.label
             ))),
+        }
+    }
+
+    /// The principal's one MAIN catalog (`current_database()`), if it has exactly one.
+    pub fn main_name(&self) -> Option<&str> {
+        match &self.main {
+            MainCatalog::One(c) => Some(c),
+            _ => None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! and a panic on any input is reported as a refusal, never a crash.
 mod functions;
 mod host;
+mod meta;
 
 use crate::error::AclError;
 use crate::prefix::{self, Token, TokenKind};

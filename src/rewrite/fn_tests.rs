@@ -39,6 +39,7 @@ fn host() -> crate::policy::functions::HostFunctions {
         r("main", "query_table", "table", None),
         r("main", "histogram_values", "table_macro", Some("SELECT * FROM query_table(source)")),
         r("main", "duckdb_tables", "table", None),
+        r("main", "duckdb_constraints", "table", None),
         r("main", "current_database", "scalar", None),
         r("pg_catalog", "current_database", "macro", Some("\"system\".main.current_database()")),
         r("main", "version", "pragma", None),
@@ -126,7 +127,7 @@ fn table_functions_are_gated_and_qualified() {
     rewrites(&p, "analyst", "SELECT o.id FROM orders AS o, unnest([1]) AS u(v)",
         r#"SELECT o.id FROM "phys"."main"."orders" AS o, "system"."main"."unnest"([1]) AS u (v)"#);
     refused(&p, "analyst", "SELECT * FROM read_csv('/etc/passwd')", "function \"read_csv\" is not permitted");
-    refused(&p, "analyst", "SELECT * FROM duckdb_tables()", "function \"duckdb_tables\" is not permitted");
+    refused(&p, "analyst", "SELECT * FROM duckdb_constraints()", "function \"duckdb_constraints\" is not permitted");
     refused(&p, "analyst", "SELECT * FROM query('SELECT 1')", "function \"query\" is not permitted");
     refused(&p, "analyst", "SELECT * FROM histogram_values('t', 'c')", "not permitted");
     refused(&p, "analyst", "SELECT * FROM nosuch(1)", "function \"nosuch\" is not permitted");
@@ -149,7 +150,7 @@ fn grants_denies_and_all_roles() {
     // nothing admits the never set, not even a category grant of its class
     let p = policy(&["GRANT FUNCTION CATEGORY meta TO ALL ROLES", "GRANT FUNCTION CATEGORY node TO ALL ROLES"]);
     refused(&p, "analyst", "SELECT * FROM query_table('t')", "not permitted");
-    rewrites(&p, "analyst", "SELECT * FROM duckdb_tables()", r#"SELECT * FROM "system"."main"."duckdb_tables"()"#);
+    rewrites(&p, "analyst", "SELECT * FROM duckdb_constraints()", r#"SELECT * FROM "system"."main"."duckdb_constraints"()"#);
 }
 
 #[test]
@@ -168,7 +169,9 @@ fn qualified_names_need_their_key_admitted() {
     let p = policy(&[]);
     refused(&p, "analyst", "SELECT phys.main.m(1)", "function \"m\" is not permitted");
     refused(&p, "analyst", "SELECT memory.main.lower('a')", "function \"lower\" is not permitted");
-    refused(&p, "analyst", "SELECT pg_catalog.current_database()", "not permitted");
+    refused(&p, "analyst", "SELECT pg_catalog.lower('a')", "not permitted");
+    // (current_database() in any spelling is answered with the virtual catalog: spec 005)
+    rewrites(&p, "analyst", "SELECT pg_catalog.current_database() AS d", "SELECT 'sales' AS d");
     refused(&p, "analyst", "SELECT name.lower() FROM orders", "not permitted");
     refused(&p, "analyst", "SELECT 'abc'.upper()", "method-call syntax");
     let p = policy(&["CREATE FUNCTION CATEGORY macros", "ALTER FUNCTION CATEGORY macros ADD (phys.main.m)",
@@ -270,4 +273,37 @@ fn every_expression_position_is_walked() {
 fn aliases_quote_what_they_repeat() {
     let p = policy(&[]);
     rewrites(&p, "analyst", r#"SELECT lower('a"b')"#, r#"SELECT "system"."main"."lower"('a"b') AS "lower('a""b')""#);
+}
+
+
+#[test]
+fn metadata_is_answered_from_the_listing() {
+    let p = policy(&[]);
+    let out = run(&p, "analyst", "SELECT table_name FROM information_schema.tables t WHERE t.table_schema = 'main'").unwrap();
+    assert!(out.starts_with("SELECT table_name FROM (SELECT database_name AS table_catalog"), "{out}");
+    assert!(out.contains(r#""system"."main"."acl_meta"('tables', '{"#) && out.ends_with(r#") t WHERE t.table_schema = 'main'"#), "{out}");
+    assert!(!out.contains("phys"), "{out}");
+    // duckdb_*() are answered even though the meta category is not granted
+    let out = run(&p, "analyst", "SELECT * FROM duckdb_columns()").unwrap();
+    assert!(out.contains("acl_meta\"('columns'") && out.ends_with(r#"AS "duckdb_columns""#), "{out}");
+    assert!(run(&p, "analyst", "SELECT * FROM duckdb_constraints()").is_err());
+    let out = run(&p, "analyst", "SHOW TABLES").unwrap();
+    assert!(out.starts_with("SELECT * FROM (SELECT table_name AS name FROM") && out.contains("IS NOT DISTINCT FROM 'sales'"), "{out}");
+    assert!(run(&p, "analyst", "SHOW ALL TABLES").unwrap().contains("acl_meta\"('columns'"));
+    assert!(run(&p, "analyst", "SHOW DATABASES").unwrap().contains("acl_meta\"('databases'"));
+    refused(&p, "analyst", "SHOW TABLES FROM sales", "not permitted");
+    // the listing function itself is not the principal's
+    refused(&p, "analyst", "SELECT * FROM acl_meta('tables', '{}')", "function \"acl_meta\" is not permitted");
+    refused(&p, "analyst", "SELECT * FROM duckdb_tables(1)", "takes no arguments");
+}
+
+#[test]
+fn current_database_is_the_main_catalog() {
+    let p = policy(&[]);
+    rewrites(&p, "analyst", "SELECT current_database(), current_schema()", r#"SELECT 'sales' AS "current_database()", 'main' AS "current_schema()""#);
+    let p = policy(&["CREATE ROLE nomain", "GRANT CATALOG sales TO ROLE nomain"]);
+    rewrites(&p, "nomain", "SELECT current_database() AS d", "SELECT NULL AS d");
+    // qualified spellings too, even with the meta category granted: never the physical name
+    let p = policy(&["GRANT FUNCTION CATEGORY meta TO ALL ROLES"]);
+    rewrites(&p, "analyst", "SELECT pg_catalog.current_database() AS a, system.main.current_schema() AS b", "SELECT 'sales' AS a, 'main' AS b");
 }

@@ -101,7 +101,7 @@ pub(super) fn apply(
     gate: &FnGate<'_>,
     decision: &mut Decision,
 ) -> Result<Vec<VirtualCall>> {
-    let mut g = Gate { view, gate, decision, calls: Vec::new() };
+    let mut g = Gate { view, gate, decision, calls: Vec::new(), in_trusted: 0 };
     match stmt.visit(&mut g) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(g.calls),
@@ -113,6 +113,8 @@ struct Gate<'a, 'v, 'p> {
     gate: &'a FnGate<'p>,
     decision: &'a mut Decision,
     calls: Vec<VirtualCall>,
+    /// Depth inside a subquery the policy supplied (a metadata listing): not the principal's SQL.
+    in_trusted: usize,
 }
 
 fn idents(name: &ObjectName) -> Result<Vec<&Ident>> {
@@ -230,7 +232,35 @@ impl<'p> Gate<'_, '_, 'p> {
         }
     }
 
+    /// `current_database()`, `current_catalog()`, `current_schema()`, `current_schemas(x)` (called
+    /// with parentheses, unqualified or as `[system.]main|pg_catalog.f`): the principal's own catalog
+    /// as a literal, never the physical one. Bare words stay gated as value keywords (a column may carry the name).
+    fn catalog_function(&self, expr: &Expr) -> Option<Expr> {
+        let Expr::Function(f) = expr else { return None };
+        let parts: Vec<String> = idents(&f.name).ok()?.iter().map(|i| norm(&i.value)).collect();
+        let name = match parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            [n] | ["main" | "pg_catalog", n] | ["system", "main" | "pg_catalog", n] => n.to_string(),
+            _ => return None,
+        };
+        let FunctionArguments::List(l) = &f.args else { return None };
+        if f.over.is_some() || f.filter.is_some() || !l.clauses.is_empty() {
+            return None;
+        }
+        let lit = |s: &str| Expr::value(sqlparser::ast::Value::SingleQuotedString(s.to_string()));
+        match (name.as_str(), l.args.len()) {
+            ("current_database" | "current_catalog", 0) => {
+                Some(self.view.main_name().map_or(Expr::value(sqlparser::ast::Value::Null), lit))
+            }
+            ("current_schema", 0) => Some(lit(DEFAULT_SCHEMA)),
+            ("current_schemas", 1) => Some(Expr::Array(sqlparser::ast::Array { elem: vec![lit(DEFAULT_SCHEMA)], named: false })),
+            _ => None,
+        }
+    }
+
     fn table_function(&mut self, tf: &mut TableFactor) -> Result<()> {
+        if super::metadata::is_metadata(tf) {
+            return Ok(()); // answered from the listing by the next rule, never the host's function
+        }
         let TableFactor::Table { name, args: Some(args), .. } = tf else { return Ok(()) };
         if args.settings.is_some() {
             return Err(AclError::refused("this form of table function call is not supported"));
@@ -280,15 +310,34 @@ impl VisitorMut for Gate<'_, '_, '_> {
     type Break = AclError;
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 || self.decision.trusted.contains(&(q as *const Query as usize)) {
+            self.in_trusted += 1;
+            return ControlFlow::Continue(());
+        }
         name_projection(&mut q.body);
         ControlFlow::Continue(())
     }
 
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<AclError> {
+        self.in_trusted = self.in_trusted.saturating_sub(1);
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 {
+            return ControlFlow::Continue(());
+        }
         flow(self.table_function(tf))
     }
 
     fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 {
+            return ControlFlow::Continue(());
+        }
+        if let Some(value) = self.catalog_function(expr) {
+            *expr = value;
+            return ControlFlow::Continue(());
+        }
         let r = match expr {
             Expr::Function(f) => self.scalar(f),
             Expr::Identifier(id) => match sql_value_function(&id.value) {

@@ -23,6 +23,8 @@ pub(super) fn check(stmt: &mut Statement) -> Result<Gate> {
         {
             Ok(Gate::Rewrite)
         }
+        // SHOW TABLES / SHOW ALL TABLES / SHOW DATABASES: answered from the listing (`metadata`)
+        s if super::metadata::is_show(s) => Ok(Gate::Rewrite),
         Statement::Query(_)
         | Statement::Insert(_)
         | Statement::Update(_)

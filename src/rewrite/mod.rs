@@ -3,14 +3,16 @@
 //!
 //! 1. `gate`        — only statement types with a rule run;
 //! 2. `functions`   — every function call admitted by the function policy and qualified to its key;
-//! 3. `relations`   — every table name resolved through the virtual catalog, capabilities checked;
-//! 4. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
+//! 3. `metadata`    — information_schema, duckdb_*() and SHOW answered from the virtual catalog;
+//! 4. `relations`   — every table name resolved through the virtual catalog, capabilities checked;
+//! 5. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
 //!
 //! then `post_check` confirms that nothing physical outside the decision survived.
 mod cache;
 mod errors;
 mod functions;
 mod gate;
+mod metadata;
 mod post_check;
 mod relations;
 mod slices;
@@ -21,6 +23,7 @@ mod writes;
 pub use cache::{BatchCache, BatchEntry, Cached, RewriteCache};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
+pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use virtual_fns::normalise_body;
 
 /// `"db"."schema"."name"` for a function key (what every admitted call is emitted as).
@@ -228,6 +231,7 @@ fn statement_with_names(
     }
     let mut decision = Decision::default();
     let calls = functions::apply(&mut stmt, view, fns, &mut decision)?;
+    metadata::apply(&mut stmt, view, &mut decision)?;
     relations::apply(&mut stmt, view, &mut decision)?;
     virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
     post_check::check(&stmt, &decision)?;

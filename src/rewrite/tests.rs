@@ -337,3 +337,4 @@ fn several_roles_see_the_union_of_their_slices() {
     let e = statement(&view, &fns, "INSERT INTO orders (id) VALUES (1)").unwrap_err().to_string();
     assert!(e.contains("read-only"), "{e}");
 }
+

@@ -1,0 +1,144 @@
+//! `acl_meta(kind, principal)`: the rows behind metadata relations under a principal (specs/005).
+//! Only the rewriter emits calls to it (`acl_*` is never callable under a principal). At bind it
+//! re-derives the principal's view from the current policy, and asks the shim to bind each
+//! object's exposed query in the caller's context for its column names and types; the result is
+//! cached by policy version, principal and the host's catalog stamp.
+use crate::state::State;
+use libduckdb_sys as sys;
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+type ColumnSink = unsafe extern "C" fn(*mut c_void, *const u8, usize, *const u8, usize);
+
+extern "C" {
+    fn acl_shim_describe(ctx: sys::duckdb_client_context, sql: *const u8, len: usize, sink: ColumnSink, user: *mut c_void) -> bool;
+    fn acl_shim_catalog_stamp(ctx: sys::duckdb_client_context) -> u64;
+}
+
+pub(super) unsafe fn register(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
+    unsafe {
+        let mut tf = sys::duckdb_create_table_function();
+        let name = CString::new("acl_meta").expect("static name");
+        sys::duckdb_table_function_set_name(tf, name.as_ptr());
+        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+        sys::duckdb_table_function_add_parameter(tf, varchar);
+        sys::duckdb_table_function_add_parameter(tf, varchar);
+        sys::duckdb_destroy_logical_type(&mut varchar);
+        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
+        sys::duckdb_table_function_set_extra_info(tf, extra, Some(super::functions::drop_box::<Arc<State>>));
+        sys::duckdb_table_function_set_bind(tf, Some(meta_bind));
+        sys::duckdb_table_function_set_init(tf, Some(meta_init));
+        sys::duckdb_table_function_set_function(tf, Some(meta_function));
+        let rc = sys::duckdb_register_table_function(con, tf);
+        sys::duckdb_destroy_table_function(&mut tf);
+        if rc == sys::duckdb_state_DuckDBSuccess {
+            Ok(())
+        } else {
+            Err("could not register acl_meta".into())
+        }
+    }
+}
+
+struct Bound {
+    rows: Arc<crate::rewrite::MetaRows>,
+    kind: &'static str,
+    width: usize,
+}
+
+unsafe fn string_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
+    unsafe {
+        let mut value = sys::duckdb_bind_get_parameter(info, i);
+        let text = sys::duckdb_get_varchar(value);
+        let out = (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+        if !text.is_null() {
+            sys::duckdb_free(text as *mut c_void);
+        }
+        sys::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
+unsafe extern "C" fn sink(user: *mut c_void, name: *const u8, name_len: usize, ty: *const u8, ty_len: usize) {
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let cols = &mut *(user as *mut Vec<(String, String)>);
+        let s = |p: *const u8, n: usize| String::from_utf8_lossy(std::slice::from_raw_parts(p, n)).into_owned();
+        cols.push((s(name, name_len), s(ty, ty_len)));
+    }));
+}
+
+unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
+    unsafe {
+        let state = &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>);
+        let kind = string_param(info, 0).unwrap_or_default();
+        let arg = string_param(info, 1).unwrap_or_default();
+        let (kind, columns) = crate::rewrite::metadata_kind(&kind).ok_or("acl: unknown metadata listing")?;
+        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+        for c in columns {
+            let col = CString::new(*c).expect("static name");
+            sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
+        }
+        sys::duckdb_destroy_logical_type(&mut varchar);
+        let mut ctx: sys::duckdb_client_context = std::ptr::null_mut();
+        sys::duckdb_table_function_get_client_context(info, &mut ctx);
+        if ctx.is_null() {
+            return Err("acl: internal error: no client context for the metadata listing".into());
+        }
+        let stamp = acl_shim_catalog_stamp(ctx);
+        let mut describe = |sql: &str| -> Option<Arc<Vec<(String, String)>>> {
+            let mut cols: Vec<(String, String)> = Vec::new();
+            let ok = acl_shim_describe(ctx, sql.as_ptr(), sql.len(), sink, &mut cols as *mut _ as *mut c_void);
+            ok.then(|| Arc::new(cols))
+        };
+        let rows = state.meta.rows(&state.policy(), &arg, stamp, &mut describe);
+        sys::duckdb_destroy_client_context(&mut ctx);
+        let rows = rows.map_err(|e| e.to_string())?;
+        let data = Box::into_raw(Box::new(Bound { rows, kind, width: columns.len() })) as *mut c_void;
+        sys::duckdb_bind_set_bind_data(info, data, Some(super::functions::drop_box::<Bound>));
+        Ok(())
+    }
+}
+
+unsafe extern "C" fn meta_bind(info: sys::duckdb_bind_info) {
+    let msg = match catch_unwind(AssertUnwindSafe(|| unsafe { bind(info) })) {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e,
+        Err(_) => "acl: internal error in the metadata listing".to_string(),
+    };
+    let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+}
+
+unsafe extern "C" fn meta_init(info: sys::duckdb_init_info) {
+    let data = Box::into_raw(Box::new(AtomicUsize::new(0))) as *mut c_void;
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::functions::drop_box::<AtomicUsize>)) };
+}
+
+unsafe extern "C" fn meta_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
+        let bound = &*(sys::duckdb_function_get_bind_data(info) as *const Bound);
+        let rows = bound.rows.kind(bound.kind).unwrap_or(&[]);
+        let start = pos.load(Ordering::SeqCst);
+        let n = rows.len().saturating_sub(start).min(sys::duckdb_vector_size() as usize);
+        for c in 0..bound.width {
+            let v = sys::duckdb_data_chunk_get_vector(output, c as u64);
+            for i in 0..n {
+                match rows[start + i].get(c).and_then(|x| x.as_ref()) {
+                    Some(s) => sys::duckdb_vector_assign_string_element_len(v, i as u64, s.as_ptr() as *const _, s.len() as u64),
+                    None => {
+                        sys::duckdb_vector_ensure_validity_writable(v);
+                        sys::duckdb_validity_set_row_invalid(sys::duckdb_vector_get_validity(v), i as u64);
+                    }
+                }
+            }
+        }
+        pos.store(start + n, Ordering::SeqCst);
+        sys::duckdb_data_chunk_set_size(output, n as u64);
+    }));
+    if r.is_err() {
+        let msg = CString::new("acl: internal error in the metadata listing").expect("static");
+        unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
+    }
+}

@@ -1,0 +1,540 @@
+//! Rule: metadata under a principal (specs/005, "Metadata"). `information_schema.tables|columns|
+//! schemata`, `duckdb_tables|columns|schemas|databases|views()`, `SHOW TABLES`, `SHOW ALL TABLES`
+//! and `SHOW DATABASES` are answered from the principal's virtual catalog.
+//!
+//! Each reference becomes a subquery over `system.main.acl_meta('<kind>', '<principal>')` (a table
+//! function the extension registers) shaped exactly like DuckDB's own relation: same column names
+//! and types, physical-only fields (oids, sql text, sizes) NULL. The subquery is the policy's own
+//! SQL, so it is recorded as trusted: the function gate and the resolver leave it alone, and the
+//! principal, who cannot call `acl_*` itself, reaches the listing only this way. At bind time
+//! `acl_meta` re-derives the principal's view from the current policy (`listing_rows`) and binds
+//! each object's exposed query in the caller's context for its column types.
+use super::relations::quoted_sql;
+use super::Decision;
+use crate::authz::{ObjectType, Principal, View};
+use crate::error::{AclError, Result};
+use crate::policy::{norm, Policy, RelationKind};
+use sqlparser::ast::{
+    Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, VisitMut,
+    VisitorMut,
+};
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::parser::Parser;
+use std::ops::ControlFlow;
+
+/// The listing table function's name as emitted.
+pub const META_FN: &str = r#""system"."main"."acl_meta""#;
+
+/// The base shapes `acl_meta` returns (every column VARCHAR; the relations below cast).
+pub const KINDS: [(&str, &[&str]); 4] = [
+    ("databases", &["database_name", "comment"]),
+    ("schemas", &["database_name", "schema_name"]),
+    ("tables", &["database_name", "schema_name", "table_name", "table_type", "comment", "column_count", "insertable"]),
+    (
+        "columns",
+        &[
+            "database_name",
+            "schema_name",
+            "table_name",
+            "column_name",
+            "column_index",
+            "data_type",
+            "numeric_precision",
+            "numeric_precision_radix",
+            "numeric_scale",
+        ],
+    ),
+];
+
+/// A base listing's name and columns.
+pub fn metadata_kind(kind: &str) -> Option<(&'static str, &'static [&'static str])> {
+    KINDS.iter().find(|(k, _)| *k == kind).copied()
+}
+
+/// One relation a principal may name, as SQL over `{databases}`, `{schemas}`, `{tables}`,
+/// `{columns}` (the `acl_meta` calls). Column lists and types follow DuckDB v2.0.0.
+fn relation_sql(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "duckdb_databases" => "SELECT database_name, NULL::BIGINT AS database_oid, NULL::VARCHAR AS path, comment, \
+            NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, 'duckdb' AS type, false AS readonly, \
+            false AS encrypted, NULL::VARCHAR AS cipher, NULL::MAP(VARCHAR, VARCHAR) AS options FROM {databases}",
+        "duckdb_schemas" => "SELECT NULL::BIGINT AS oid, database_name, NULL::BIGINT AS database_oid, schema_name, \
+            NULL::VARCHAR AS comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, NULL::VARCHAR AS sql, \
+            NULL::VARCHAR AS parent_schema, NULL::BIGINT AS parent_schema_oid FROM {schemas}",
+        "duckdb_tables" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
+            table_name, NULL::BIGINT AS table_oid, comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, \
+            false AS temporary, false AS has_primary_key, NULL::BIGINT AS estimated_size, \
+            column_count::BIGINT AS column_count, 0::BIGINT AS index_count, 0::BIGINT AS check_constraint_count, \
+            NULL::VARCHAR AS sql FROM {tables} WHERE table_type = 'BASE TABLE'",
+        "duckdb_views" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
+            table_name AS view_name, NULL::BIGINT AS view_oid, comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, \
+            false AS internal, false AS temporary, column_count::BIGINT AS column_count, NULL::VARCHAR AS sql, \
+            true AS is_bound FROM {tables} WHERE table_type = 'VIEW'",
+        "duckdb_columns" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
+            table_name, NULL::BIGINT AS table_oid, column_name, column_index::INTEGER AS column_index, \
+            NULL::VARCHAR AS comment, false AS internal, NULL::VARCHAR AS column_default, true AS is_nullable, \
+            data_type, NULL::BIGINT AS data_type_id, NULL::INTEGER AS character_maximum_length, \
+            numeric_precision::INTEGER AS numeric_precision, numeric_precision_radix::INTEGER AS numeric_precision_radix, \
+            numeric_scale::INTEGER AS numeric_scale, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS is_generated, \
+            NULL::VARCHAR AS generation_expression FROM {columns}",
+        "schemata" => "SELECT database_name AS catalog_name, schema_name, 'duckdb' AS schema_owner, \
+            NULL::VARCHAR AS default_character_set_catalog, NULL::VARCHAR AS default_character_set_schema, \
+            NULL::VARCHAR AS default_character_set_name, NULL::VARCHAR AS sql_path FROM {schemas}",
+        "tables" => "SELECT database_name AS table_catalog, schema_name AS table_schema, table_name, table_type, \
+            NULL::VARCHAR AS self_referencing_column_name, NULL::VARCHAR AS reference_generation, \
+            NULL::VARCHAR AS user_defined_type_catalog, NULL::VARCHAR AS user_defined_type_schema, \
+            NULL::VARCHAR AS user_defined_type_name, insertable AS is_insertable_into, 'NO' AS is_typed, \
+            NULL::VARCHAR AS commit_action, comment AS \"TABLE_COMMENT\" FROM {tables}",
+        "columns" => "SELECT database_name AS table_catalog, schema_name AS table_schema, table_name, column_name, \
+            column_index::INTEGER AS ordinal_position, NULL::VARCHAR AS column_default, 'YES' AS is_nullable, data_type, \
+            NULL::INTEGER AS character_maximum_length, NULL::INTEGER AS character_octet_length, \
+            numeric_precision::INTEGER AS numeric_precision, numeric_precision_radix::INTEGER AS numeric_precision_radix, \
+            numeric_scale::INTEGER AS numeric_scale, NULL::INTEGER AS datetime_precision, NULL::VARCHAR AS interval_type, \
+            NULL::INTEGER AS interval_precision, NULL::VARCHAR AS character_set_catalog, NULL::VARCHAR AS character_set_schema, \
+            NULL::VARCHAR AS character_set_name, NULL::VARCHAR AS collation_catalog, NULL::VARCHAR AS collation_schema, \
+            NULL::VARCHAR AS collation_name, NULL::VARCHAR AS domain_catalog, NULL::VARCHAR AS domain_schema, \
+            NULL::VARCHAR AS domain_name, NULL::VARCHAR AS udt_catalog, NULL::VARCHAR AS udt_schema, NULL::VARCHAR AS udt_name, \
+            NULL::VARCHAR AS scope_catalog, NULL::VARCHAR AS scope_schema, NULL::VARCHAR AS scope_name, \
+            NULL::BIGINT AS maximum_cardinality, NULL::VARCHAR AS dtd_identifier, NULL::BOOLEAN AS is_self_referencing, \
+            NULL::BOOLEAN AS is_identity, NULL::VARCHAR AS identity_generation, NULL::VARCHAR AS identity_start, \
+            NULL::VARCHAR AS identity_increment, NULL::VARCHAR AS identity_maximum, NULL::VARCHAR AS identity_minimum, \
+            NULL::BOOLEAN AS identity_cycle, 'NEVER' AS is_generated, NULL::VARCHAR AS generation_expression, \
+            NULL::BOOLEAN AS is_updatable, NULL::VARCHAR AS \"COLUMN_COMMENT\" FROM {columns}",
+        // SHOW forms (DuckDB's output columns)
+        "show tables" => "SELECT table_name AS name FROM {tables} WHERE database_name IS NOT DISTINCT FROM {main} \
+            AND schema_name = 'main' ORDER BY name",
+        "show all tables" => "SELECT t.database_name AS database, t.schema_name AS schema, t.table_name AS name, \
+            \"system\".\"main\".\"list\"(c.column_name ORDER BY c.column_index::INTEGER) FILTER (WHERE c.column_name IS NOT NULL) AS column_names, \
+            \"system\".\"main\".\"list\"(c.data_type ORDER BY c.column_index::INTEGER) FILTER (WHERE c.column_name IS NOT NULL) AS column_types, \
+            false AS temporary FROM {tables} AS t LEFT JOIN {columns} AS c ON c.database_name = t.database_name \
+            AND c.schema_name = t.schema_name AND c.table_name = t.table_name GROUP BY t.database_name, t.schema_name, \
+            t.table_name ORDER BY t.database_name, t.schema_name, t.table_name",
+        "show databases" => "SELECT database_name FROM {databases} ORDER BY database_name",
+        _ => return None,
+    })
+}
+
+/// How the rewritten SQL names this principal to `acl_meta` (a JSON string literal's content).
+pub fn principal_arg(p: &Principal) -> String {
+    serde_json::json!({ "roles": p.roles, "label": p.label, "claims": p.claims }).to_string()
+}
+
+/// The principal `principal_arg` encoded.
+pub fn principal_from_arg(arg: &str) -> Result<Principal> {
+    let bad = || AclError::internal("a malformed metadata listing argument");
+    let v: serde_json::Value = serde_json::from_str(arg).map_err(|_| bad())?;
+    let roles = v["roles"].as_array().ok_or_else(bad)?.iter().map(|r| r.as_str().map(String::from).ok_or_else(bad)).collect::<Result<_>>()?;
+    let label = v["label"].as_str().ok_or_else(bad)?.to_string();
+    let claims = v["claims"]
+        .as_object()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|(k, c)| c.as_str().map(|c| (k.clone(), c.to_string())).ok_or_else(bad))
+        .collect::<Result<_>>()?;
+    Ok(Principal { roles, label, claims })
+}
+
+fn sql_string(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The SQL that stands for metadata relation `name` under `view`.
+fn relation_query(view: &View<'_>, name: &str) -> Result<Box<Query>> {
+    let template = relation_sql(name).ok_or_else(|| AclError::internal("unknown metadata relation"))?;
+    let arg = sql_string(&principal_arg(view.principal));
+    let mut sql = template.replace("{main}", &view.main_name().map_or("NULL".to_string(), sql_string));
+    for (kind, _) in KINDS {
+        sql = sql.replace(&format!("{{{kind}}}"), &format!("{META_FN}('{kind}', {arg})"));
+    }
+    Parser::new(&DuckDbDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_query())
+        .map_err(|_| AclError::internal("a metadata relation did not parse"))
+}
+
+/// `SHOW TABLES`, `SHOW ALL TABLES`, `SHOW DATABASES` (plain forms only) as a SELECT.
+pub(super) fn is_show(stmt: &Statement) -> bool {
+    show_kind(stmt).is_some()
+}
+
+fn show_kind(stmt: &Statement) -> Option<&'static str> {
+    let plain = |o: &ShowStatementOptions| {
+        o.show_in.is_none() && o.starts_with.is_none() && o.limit.is_none() && o.limit_from.is_none() && o.filter_position.is_none()
+    };
+    match stmt {
+        Statement::ShowTables { terse: false, history: false, extended: false, full: false, external: false, show_options }
+            if plain(show_options) =>
+        {
+            Some("show tables")
+        }
+        Statement::ShowDatabases { terse: false, history: false, show_options } if plain(show_options) => {
+            Some("show databases")
+        }
+        Statement::ShowVariable { variable } if variable.len() == 2 => {
+            let w: Vec<String> = variable.iter().map(|i| norm(&i.value)).collect();
+            (w == ["all", "tables"]).then_some("show all tables")
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
+    if let Some(kind) = show_kind(stmt) {
+        let inner = relation_query(view, kind)?;
+        decision.trusted.push(&*inner as *const Query as usize);
+        let mut q = Parser::new(&DuckDbDialect {})
+            .try_with_sql("SELECT * FROM (SELECT 1) AS \"show\"")
+            .and_then(|mut p| p.parse_query())
+            .map_err(|_| AclError::internal("a metadata relation did not parse"))?;
+        if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {
+            s.from[0].relation = TableFactor::Derived { lateral: false, subquery: inner, alias: Some(alias_as("show")), sample: None };
+        }
+        *stmt = Statement::Query(q);
+        translate_errors(decision);
+        return Ok(());
+    }
+    let mut m = Meta { view, decision, in_trusted: 0 };
+    match stmt.visit(&mut m) {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+/// DuckDB's errors about a statement with a listing go through the translation (spec 002), which
+/// drops the `LINE 1:` excerpt: it would show the listing's SQL, not the principal's.
+fn translate_errors(decision: &mut Decision) {
+    if !decision.names.iter().any(|(p, _)| p == "acl_meta") {
+        decision.names.push(("acl_meta".into(), "information_schema".into()));
+    }
+}
+
+fn alias_as(name: &str) -> TableAlias {
+    TableAlias { explicit: true, name: Ident::with_quote('"', name), columns: vec![], at: None }
+}
+
+struct Meta<'a, 'v> {
+    view: &'a View<'v>,
+    decision: &'a mut Decision,
+    in_trusted: usize,
+}
+
+/// Does this FROM item name a metadata relation (answered here, whatever its arguments)?
+pub(super) fn is_metadata(tf: &TableFactor) -> bool {
+    !matches!(metadata_name(tf), Ok(None))
+}
+
+/// Which metadata relation a FROM item names, if any.
+fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
+    let TableFactor::Table { name, args, .. } = tf else { return Ok(None) };
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| match p {
+            ObjectNamePart::Identifier(i) => norm(&i.value),
+            _ => String::new(),
+        })
+        .collect();
+    let p: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let found = match (p.as_slice(), args.is_some()) {
+        (["information_schema", t] | ["system", "information_schema", t], false) => {
+            ["tables", "columns", "schemata"].into_iter().find(|n| n == t)
+        }
+        ([f] | ["main", f] | ["system", "main", f], true) => {
+            ["duckdb_tables", "duckdb_columns", "duckdb_schemas", "duckdb_databases", "duckdb_views"].into_iter().find(|n| n == f)
+        }
+        _ => None,
+    };
+    if found.is_some() {
+        if let TableFactor::Table { args: Some(a), .. } = tf {
+            if !a.args.is_empty() || a.settings.is_some() {
+                return Err(AclError::refused(format!("function \"{}\" takes no arguments", p[p.len() - 1])));
+            }
+        }
+    }
+    Ok(found)
+}
+
+impl Meta<'_, '_> {
+    fn table_factor(&mut self, tf: &mut TableFactor) -> Result<()> {
+        let Some(name) = metadata_name(tf)? else { return Ok(()) };
+        let TableFactor::Table { alias, .. } = tf else { return Ok(()) };
+        let alias = alias.take().unwrap_or_else(|| alias_as(name));
+        let subquery = relation_query(self.view, name)?;
+        self.decision.trusted.push(&*subquery as *const Query as usize);
+        translate_errors(self.decision);
+        *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
+        Ok(())
+    }
+}
+
+impl VisitorMut for Meta<'_, '_> {
+    type Break = AclError;
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 || self.decision.trusted.contains(&(q as *const Query as usize)) {
+            self.in_trusted += 1;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<AclError> {
+        self.in_trusted = self.in_trusted.saturating_sub(1);
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        if self.in_trusted > 0 {
+            return ControlFlow::Continue(());
+        }
+        match self.table_factor(tf) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+}
+
+/// One row of an `acl_meta` listing (every column VARCHAR).
+pub type Row = Vec<Option<String>>;
+
+/// Every base listing of one principal, in `KINDS` order.
+#[derive(Debug, Default)]
+pub struct MetaRows {
+    pub databases: Vec<Row>,
+    pub schemas: Vec<Row>,
+    pub tables: Vec<Row>,
+    pub columns: Vec<Row>,
+}
+
+impl MetaRows {
+    pub fn kind(&self, kind: &str) -> Option<&[Row]> {
+        Some(match kind {
+            "databases" => &self.databases,
+            "schemas" => &self.schemas,
+            "tables" => &self.tables,
+            "columns" => &self.columns,
+            _ => return None,
+        })
+    }
+}
+
+/// The query whose output columns are the object's, as the principal reads it (what `relations`
+/// puts in place of `SELECT * FROM <object>`).
+pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Option<String>> {
+    let Some(layers) = &o.layers else { return Ok(None) };
+    Ok(Some(match (&o.relation.kind, layers.is_empty()) {
+        (RelationKind::Table(p), true) => {
+            format!("SELECT * FROM {}.{}.{}", quoted_sql(&p.db), quoted_sql(&p.schema), quoted_sql(&p.name))
+        }
+        (kind, _) => super::slices::subquery(view, kind, layers)?.to_string(),
+    }))
+}
+
+/// The listing rows of the principal `arg` names, under `policy`. `describe` returns the output
+/// columns `(name, type)` of an exposed query, or `None` when it does not bind (the object is
+/// then listed without columns).
+pub fn listing_rows(
+    policy: &Policy,
+    arg: &str,
+    describe: &mut dyn FnMut(&str) -> Option<std::sync::Arc<Vec<(String, String)>>>,
+) -> Result<MetaRows> {
+    let principal = principal_from_arg(arg)?;
+    let view = View::new(policy, &principal)?;
+    let listing = view.listing();
+    let mut out = MetaRows::default();
+    for (c, comment) in &listing.catalogs {
+        out.databases.push(vec![Some(c.clone()), comment.clone()]);
+    }
+    for (c, s) in &listing.schemas {
+        out.schemas.push(vec![Some(c.clone()), Some(s.clone())]);
+    }
+    for o in &listing.objects {
+        let cols = exposed_sql(&view, o)?.and_then(|sql| describe(&sql));
+        let k = &o.key;
+        let table_type = match o.object_type {
+            ObjectType::Table => "BASE TABLE",
+            ObjectType::View => "VIEW",
+        };
+        out.tables.push(vec![
+            Some(k.catalog.clone()),
+            Some(k.schema.clone()),
+            Some(k.name.clone()),
+            Some(table_type.into()),
+            o.relation.comment.clone(),
+            cols.as_ref().map(|c| c.len().to_string()),
+            Some(if o.insertable() { "YES" } else { "NO" }.into()),
+        ]);
+        for (i, (name, ty)) in cols.iter().flat_map(|c| c.iter()).enumerate() {
+            let (precision, radix, scale) = numeric(ty);
+            out.columns.push(vec![
+                Some(k.catalog.clone()),
+                Some(k.schema.clone()),
+                Some(k.name.clone()),
+                Some(name.clone()),
+                Some((i + 1).to_string()),
+                Some(ty.clone()),
+                precision,
+                radix,
+                scale,
+            ]);
+        }
+    }
+    Ok(out)
+}
+
+/// `numeric_precision`, `_radix`, `_scale` as DuckDB reports them for a type.
+fn numeric(ty: &str) -> (Option<String>, Option<String>, Option<String>) {
+    let bits = match ty {
+        "TINYINT" | "UTINYINT" => Some(8),
+        "SMALLINT" | "USMALLINT" => Some(16),
+        "INTEGER" | "UINTEGER" => Some(32),
+        "BIGINT" | "UBIGINT" => Some(64),
+        "HUGEINT" | "UHUGEINT" => Some(128),
+        "FLOAT" => Some(24),
+        "DOUBLE" => Some(53),
+        _ => None,
+    };
+    if let Some(b) = bits {
+        return (Some(b.to_string()), Some("2".into()), Some("0".into()));
+    }
+    if let Some(ps) = ty.strip_prefix("DECIMAL(").and_then(|r| r.strip_suffix(')')) {
+        if let Some((p, s)) = ps.split_once(',') {
+            return (Some(p.trim().into()), Some("10".into()), Some(s.trim().into()));
+        }
+    }
+    (None, None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_relation_parses_and_names_only_the_listing() {
+        let p = Policy::default();
+        let principal = Principal::role("r");
+        let view = View::new(&p, &principal);
+        assert!(view.is_err()); // no such role; relation_sql is checked without a view below
+        for name in ["duckdb_databases", "duckdb_schemas", "duckdb_tables", "duckdb_views", "duckdb_columns", "schemata",
+            "tables", "columns", "show tables", "show all tables", "show databases"]
+        {
+            let mut sql = relation_sql(name).unwrap().replace("{main}", "NULL");
+            for (k, _) in KINDS {
+                sql = sql.replace(&format!("{{{k}}}"), &format!("{META_FN}('{k}', '{{}}')"));
+            }
+            let q = Parser::new(&DuckDbDialect {}).try_with_sql(&sql).and_then(|mut p| p.parse_query());
+            assert!(q.is_ok(), "{name}: {q:?}");
+        }
+    }
+
+    #[test]
+    fn the_principal_round_trips() {
+        let mut p = Principal::role("Ana'lyst");
+        p.claims.insert("tenant".into(), "a'\"b".into());
+        assert_eq!(principal_from_arg(&principal_arg(&p)).unwrap(), p);
+        assert!(principal_from_arg("{").is_err());
+    }
+
+    fn policy() -> Policy {
+        let mut p = Policy::default();
+        for s in [
+            "CREATE VIRTUAL CATALOG sales",
+            "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders_raw",
+            "CREATE VIRTUAL TABLE sales.people AS phys.main.payroll COLUMNS (id, ssn = left(secret, 2)) RLS (tenant = acl_claim('t'))",
+            "CREATE VIRTUAL VIEW sales.v AS SELECT id FROM phys.main.orders_raw",
+            "CREATE ROLE analyst CLAIMS (t = 'acme')",
+            "GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN",
+        ] {
+            crate::admin::apply(&mut p, &crate::admin::parse(s).unwrap()).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn listing_rows_hold_virtual_names_and_the_exposed_shapes() {
+        let p = policy();
+        let arg = principal_arg(&Principal::role("analyst"));
+        let mut asked = Vec::new();
+        let mut describe = |sql: &str| {
+            asked.push(sql.to_string());
+            let cols = if sql.contains("left(secret, 2)") {
+                vec![("id".to_string(), "INTEGER".to_string()), ("ssn".into(), "VARCHAR".into())]
+            } else {
+                vec![("id".to_string(), "INTEGER".to_string())]
+            };
+            Some(std::sync::Arc::new(cols))
+        };
+        let rows = listing_rows(&p, &arg, &mut describe).unwrap();
+        // each object's exposed query, claims substituted, is what gets bound
+        assert_eq!(asked.len(), 3);
+        assert!(asked.iter().any(|q| q.contains("tenant = 'acme'")), "{asked:?}");
+        let all = format!("{rows:?}");
+        for physical in ["phys", "orders_raw", "payroll", "secret", "tenant"] {
+            assert!(!all.contains(physical), "{physical} in {all}");
+        }
+        let tables: Vec<(&str, &str)> =
+            rows.tables.iter().map(|r| (r[2].as_deref().unwrap(), r[3].as_deref().unwrap())).collect();
+        assert_eq!(tables, [("orders", "BASE TABLE"), ("people", "BASE TABLE"), ("v", "VIEW")]);
+        assert_eq!(rows.columns.len(), 4);
+        // a shape that does not bind: listed without columns
+        let rows = listing_rows(&p, &arg, &mut |_| None).unwrap();
+        assert_eq!((rows.tables.len(), rows.columns.len()), (3, 0));
+        // a principal whose role is gone gets an error, not someone else's listing
+        assert!(listing_rows(&p, &principal_arg(&Principal::role("ghost")), &mut |_| None).is_err());
+    }
+
+    #[test]
+    fn numeric_columns_follow_duckdb() {
+        assert_eq!(numeric("DECIMAL(10,2)"), (Some("10".into()), Some("10".into()), Some("2".into())));
+        assert_eq!(numeric("INTEGER").0.as_deref(), Some("32"));
+        assert_eq!(numeric("VARCHAR"), (None, None, None));
+    }
+}
+
+/// Listings and column shapes already computed, keyed by the policy version, the principal and
+/// the host's catalog stamp (any DDL or ATTACH moves it), so a client's connect-time queries cost
+/// a lookup. A stamp of 0 (unknown) is never cached.
+#[derive(Default)]
+pub struct MetaCache {
+    listings: dashmap::DashMap<(u64, String, u64), std::sync::Arc<MetaRows>>,
+    /// `(exposed query, stamp)` → its columns, shared by every principal that sees that shape.
+    shapes: dashmap::DashMap<(String, u64), Option<std::sync::Arc<Vec<(String, String)>>>>,
+}
+
+/// Past this many entries a map starts over (a bound without LRU bookkeeping).
+const MAX_CACHED: usize = 4_096;
+
+impl MetaCache {
+    pub fn rows(
+        &self,
+        policy: &Policy,
+        arg: &str,
+        stamp: u64,
+        describe: &mut dyn FnMut(&str) -> Option<std::sync::Arc<Vec<(String, String)>>>,
+    ) -> Result<std::sync::Arc<MetaRows>> {
+        if stamp == 0 {
+            return listing_rows(policy, arg, describe).map(std::sync::Arc::new);
+        }
+        let key = (policy.version, arg.to_string(), stamp);
+        if let Some(hit) = self.listings.get(&key) {
+            return Ok(std::sync::Arc::clone(&hit));
+        }
+        let mut shaped = |sql: &str| {
+            let k = (sql.to_string(), stamp);
+            if let Some(hit) = self.shapes.get(&k) {
+                return hit.clone();
+            }
+            let cols = describe(sql);
+            if self.shapes.len() >= MAX_CACHED {
+                self.shapes.clear();
+            }
+            self.shapes.insert(k, cols.clone());
+            cols
+        };
+        let rows = std::sync::Arc::new(listing_rows(policy, arg, &mut shaped)?);
+        if self.listings.len() >= MAX_CACHED {
+            self.listings.clear();
+        }
+        self.listings.insert(key, std::sync::Arc::clone(&rows));
+        Ok(rows)
+    }
+}
