@@ -7,6 +7,7 @@
 //! CTEs are renamed to names only this statement defines (`__acl_cte<N>_<name>`), so a scoping
 //! mistake here can only make a reference fail to bind; it can never let a bare name fall
 //! through to a physical table.
+use super::ddl::{self, Placed};
 use super::writes::{self, WriteSlice};
 use super::Decision;
 use crate::authz::View;
@@ -58,7 +59,7 @@ fn addr<T>(t: &T) -> usize {
     t as *const T as usize
 }
 
-fn parts(name: &ObjectName) -> Result<Vec<String>> {
+pub(super) fn parts(name: &ObjectName) -> Result<Vec<String>> {
     name.0
         .iter()
         .map(|p| match p {
@@ -111,6 +112,11 @@ impl Resolver<'_, '_, '_> {
         if self.cte(&p).is_some() {
             return Err(AclError::refused(format!("the target of {verb} must be a table, not a CTE")));
         }
+        if let Some(t) = ddl::temp_table(self.view, &p)? {
+            let shown = t.key.name.clone();
+            self.place(name, t);
+            return Ok((shown, None)); // the principal's own: every capability, no slice
+        }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
         let RelationKind::Table(phys) = &resolved.relation.kind else {
@@ -122,6 +128,14 @@ impl Resolver<'_, '_, '_> {
         self.decision.physical.push(phys.clone());
         self.decision.map_object(phys, &resolved.key);
         Ok((resolved.key.name, write))
+    }
+
+    /// Rewrites `name` to where it was placed and records it in the decision.
+    fn place(&mut self, name: &mut ObjectName, p: Placed) {
+        *name = physical_name(&p.phys);
+        self.handled.insert(addr(name));
+        self.decision.map_object(&p.phys, &p.key);
+        self.decision.physical.push(p.phys);
     }
 
     /// A target in FROM position (UPDATE, DELETE, MERGE); returns the alias it is known by.
@@ -150,6 +164,30 @@ impl Resolver<'_, '_, '_> {
             Statement::Explain { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, analyze: false, statement, .. }
                 if matches!(statement.as_ref(), Statement::Query(_)) =>
             {
+                Ok(())
+            }
+            // EXPLAIN [ANALYZE] <statement>: the gate admitted only plain forms of rewritten ones
+            Statement::Explain { describe_alias: DescribeAlias::Explain, statement, .. }
+                if matches!(statement.as_ref(), Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) | Statement::Merge(_)) =>
+            {
+                Ok(())
+            }
+            Statement::CreateTable(ct) => {
+                let placed = ddl::create_table(self.view, ct)?;
+                self.place(&mut ct.name, placed);
+                Ok(())
+            }
+            Statement::CreateView(cv) => {
+                let placed = ddl::create_view(self.view, cv)?;
+                self.place(&mut cv.name, placed);
+                Ok(())
+            }
+            Statement::Drop { object_type, names, cascade, purge, temporary, table, .. } => {
+                let plain = !*cascade && !*purge && !*temporary && table.is_none();
+                let placed = ddl::drop(self.view, object_type, names, plain)?;
+                for (name, p) in names.iter_mut().zip(placed) {
+                    self.place(name, p);
+                }
                 Ok(())
             }
             Statement::Insert(ins) => {
@@ -336,6 +374,13 @@ impl Resolver<'_, '_, '_> {
                     if alias.is_none() {
                         *alias = Some(alias_as(&p[0]));
                     }
+                    return Ok(());
+                }
+                if let Some(t) = ddl::temp_table(self.view, &p)? {
+                    if alias.is_none() {
+                        *alias = Some(alias_as(&t.key.name));
+                    }
+                    self.place(name, t);
                     return Ok(());
                 }
                 let resolved = self.view.resolve(&p)?;
