@@ -26,15 +26,18 @@ pub(super) struct Placed {
 }
 
 /// The principal's temporary table a name denotes, if it denotes one: `temp.t`, `temp.main.t`,
-/// or a bare `t` that is no virtual object, when the principal holds `temp`.
+/// or a bare `t` that is no virtual object, when the principal holds `temp`. Without `temp` the
+/// name is left to the ordinary resolution (and its ordinary refusal).
 pub(super) fn temp_table(view: &View<'_>, p: &[String]) -> Result<Option<Placed>> {
+    if !view.holds_anywhere(Caps::TEMP) {
+        return Ok(None);
+    }
     let name = match p {
         [c, t] if c == TEMP => t,
         [c, s, t] if c == TEMP && s == DEFAULT_SCHEMA => t,
-        [t] if view.holds_anywhere(Caps::TEMP) && view.lookup(p)?.is_none() => t,
+        [t] if view.lookup(p)?.is_none() => t,
         _ => return Ok(None),
     };
-    require_temp(view)?;
     Ok(Some(temp_place(view, name)))
 }
 

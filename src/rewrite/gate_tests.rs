@@ -141,8 +141,11 @@ fn temp_prefix_differs_by_roles_and_claims() {
 #[test]
 fn temp_needs_temp() {
     refused("analyst", "CREATE TEMP TABLE scratch (a INT)", "role \"analyst\" lacks temp");
-    refused("analyst", "SELECT * FROM temp.scratch", "role \"analyst\" lacks temp");
-    refused("analyst", "DROP TABLE temp.scratch", "role \"analyst\" lacks temp");
+    refused("analyst", "CREATE TABLE temp.scratch (a INT)", "role \"analyst\" lacks temp");
+    refused("analyst", "CREATE TEMP VIEW v AS SELECT 1", "role \"analyst\" lacks temp");
+    // without temp, temp.t is a name like any other: not granted
+    refused("analyst", "SELECT * FROM temp.scratch", "a table reference names a catalog");
+    refused("analyst", "DROP TABLE temp.scratch", "a table reference names a catalog");
     // without temp a bare unknown name is just unknown
     refused("analyst", "SELECT * FROM scratch", "table \"scratch\" does not exist or is not granted");
     // the AS SELECT part is checked like any read
