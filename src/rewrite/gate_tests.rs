@@ -184,6 +184,12 @@ fn create_and_drop_are_refused_without_their_capability() {
     // the AS SELECT part reads only what the principal may read
     refused("engineer", "CREATE TABLE sales.lake.t AS SELECT * FROM lakedb.raw.x", "a table reference names a catalog");
     refused("lakereader", "CREATE VIEW sales.lake.v AS SELECT * FROM sales.orders", "lacks create");
+    // a view other principals may read must not read this principal's temporary tables
+    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM temp.scratch", "cannot read a temporary table");
+    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM orders, scratch", "cannot read a temporary table");
+    let t = temp("engineer", "scratch");
+    let v = temp("engineer", "v");
+    rewrites_to("engineer", "CREATE TEMP VIEW v AS SELECT * FROM scratch", &format!(r#"CREATE TEMPORARY VIEW {v} AS SELECT * FROM {t} AS "scratch""#));
 }
 
 #[test]

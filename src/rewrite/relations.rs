@@ -22,7 +22,15 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
-    let mut r = Resolver { view, decision, frames: Vec::new(), handled: HashSet::new(), next_cte: 0, in_trusted: 0 };
+    let mut r = Resolver {
+        view,
+        decision,
+        frames: Vec::new(),
+        handled: HashSet::new(),
+        next_cte: 0,
+        in_trusted: 0,
+        persistent_view: false,
+    };
     match stmt.visit(&mut r) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
@@ -53,6 +61,9 @@ struct Resolver<'v, 'p, 'd> {
     next_cte: usize,
     /// Depth inside a subquery the policy itself supplied (see `Decision::trusted`).
     in_trusted: usize,
+    /// Walking the body of a view that outlives the connection: it must not read a temporary
+    /// table (other principals reading the view would read this principal's temporary table).
+    persistent_view: bool,
 }
 
 fn addr<T>(t: &T) -> usize {
@@ -179,6 +190,7 @@ impl Resolver<'_, '_, '_> {
             }
             Statement::CreateView(cv) => {
                 let placed = ddl::create_view(self.view, cv)?;
+                self.persistent_view = !cv.temporary;
                 self.place(&mut cv.name, placed);
                 Ok(())
             }
@@ -377,6 +389,9 @@ impl Resolver<'_, '_, '_> {
                     return Ok(());
                 }
                 if let Some(t) = ddl::temp_table(self.view, &p)? {
+                    if self.persistent_view {
+                        return Err(AclError::refused("a view that is not temporary cannot read a temporary table"));
+                    }
                     if alias.is_none() {
                         *alias = Some(alias_as(&t.key.name));
                     }
