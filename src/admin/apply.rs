@@ -1,6 +1,6 @@
 //! Applying a management command to the policy. Each arm validates before it mutates, so a
 //! failed command normally leaves the policy untouched (the caller also works on a clone).
-use super::{functions, issuer, Command, CreateMode, ObjectWord};
+use super::{functions, issuer, schemas, Command, CreateMode, ObjectWord};
 use crate::error::{AclError, Result};
 use crate::policy::{
     Slice,
@@ -74,6 +74,12 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             issuer::unmap_claim(policy, iss, value, role.as_deref())
         }
         Command::Function(f) => super::functions::apply(policy, f),
+        Command::CreateSchema { catalog, schema, target, comment, mode } => {
+            schemas::create_schema(policy, (catalog, schema), target, comment, *mode)
+        }
+        Command::DropSchema { catalog, schema, if_exists } => schemas::drop_schema(policy, catalog, schema, *if_exists),
+        Command::GrantSchema { catalog, schema, role, caps } => schemas::grant_schema(policy, catalog, schema, role, *caps),
+        Command::RevokeSchema { catalog, schema, role } => schemas::revoke_schema(policy, catalog, schema, role),
     }?;
     policy.version += 1;
     Ok(status)
@@ -86,6 +92,10 @@ fn create_catalog(
     mode: CreateMode,
 ) -> Result<String> {
     let status = format!("CREATE VIRTUAL CATALOG {}", q(name));
+    if name == "temp" {
+        // Under a principal `temp.t` names the principal's own temporary table (spec 005).
+        return Err(AclError::invalid("the catalog name \"temp\" is reserved for temporary tables"));
+    }
     let exists = p.catalogs.contains_key(name);
     match (exists, mode) {
         (true, CreateMode::Create) => Err(AclError::invalid(format!(
@@ -98,6 +108,7 @@ fn create_catalog(
             // still exists, and are kept.
             if exists {
                 remove_grants(p, |_| false, |k| k.catalog == name);
+                schemas::forget(p, |c, _| c == name);
                 functions::forget_catalog(p, name);
             }
             p.catalogs.insert(
@@ -117,7 +128,7 @@ fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> R
     let Some(cat) = p.catalogs.get(name) else {
         return missing(if_exists, status, || catalog_missing(name));
     };
-    let n = cat.objects.len() + functions::functions_in(p, name);
+    let n = cat.objects.len() + cat.schemas.len() + functions::functions_in(p, name);
     if n > 0 && !cascade {
         return Err(AclError::invalid(format!(
             "virtual catalog \"{name}\" is not empty (use CASCADE)"
@@ -126,6 +137,7 @@ fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> R
     p.catalogs.remove(name);
     functions::forget_catalog(p, name);
     remove_grants(p, |c| c == name, |k| k.catalog == name);
+    schemas::forget(p, |c, _| c == name);
     Ok(match n {
         0 => status,
         1 => status + " (and 1 object)",
@@ -139,6 +151,7 @@ fn create_table(p: &mut Policy, key: &ObjKey, rel: Relation, mode: CreateMode) -
         RelationKind::View(_) => "VIEW",
     };
     let status = format!("CREATE VIRTUAL {word} {}", qkey(key));
+    schemas::refuse_object_in_schema(p, &key.catalog, &key.schema)?;
     let cat = p
         .catalogs
         .get_mut(&key.catalog)

@@ -538,3 +538,45 @@ fn two_masks_on_one_column_are_refused_at_grant_time() {
     // the same role may refine its own catalog grant with an object grant
     ok(&mut p, "GRANT TABLE sales.orders TO ROLE analyst COLUMNS (id, email = NULL)");
 }
+
+#[test]
+fn virtual_schemas_and_schema_grants() {
+    let mut p = setup();
+    assert_eq!(ok(&mut p, "CREATE VIRTUAL SCHEMA sales.lake AS lakedb.raw"), "CREATE VIRTUAL SCHEMA sales.lake");
+    assert!(invalid(&mut p, "CREATE VIRTUAL SCHEMA sales.lake AS lakedb.raw").contains("already exists"));
+    assert!(ok(&mut p, "CREATE VIRTUAL SCHEMA IF NOT EXISTS sales.lake AS x.y").ends_with("(skipped: exists)"));
+    assert!(ok(&mut p, "CREATE OR REPLACE VIRTUAL SCHEMA sales.lake AS lakedb.curated").ends_with("(replaced)"));
+    assert_eq!(p.virtual_schema("sales", "lake").unwrap().schema, "curated");
+    // a virtual schema and listed objects never share a schema
+    assert!(invalid(&mut p, "CREATE VIRTUAL SCHEMA sales.eu AS lakedb.raw").contains("already holds virtual objects"));
+    assert!(invalid(&mut p, "CREATE VIRTUAL TABLE sales.lake.t AS a.b.c").contains("is a virtual schema"));
+    assert!(invalid(&mut p, "CREATE VIRTUAL SCHEMA nope.s AS a.b").contains("virtual catalog \"nope\" does not exist"));
+    // grants
+    ok(&mut p, "GRANT SCHEMA sales.lake TO ROLE analyst WITH (select, create)");
+    let lake = ("sales".to_string(), "lake".to_string());
+    assert_eq!(p.roles["analyst"].schema_grants[&lake], Caps::SELECT.union(Caps::CREATE));
+    assert!(ok(&mut p, "GRANT SCHEMA sales.lake TO ROLE analyst").ends_with("(replaced)"));
+    assert_eq!(p.roles["analyst"].schema_grants[&lake], Caps::DATA);
+    assert!(invalid(&mut p, "GRANT SCHEMA sales.nope TO ROLE analyst").contains("does not exist"));
+    assert!(invalid(&mut p, "GRANT SCHEMA sales.lake TO ROLE nobody").contains("role \"nobody\" does not exist"));
+    assert_eq!(ok(&mut p, "REVOKE SCHEMA sales.lake FROM ROLE analyst"), "REVOKE SCHEMA sales.lake FROM ROLE analyst");
+    assert!(ok(&mut p, "REVOKE SCHEMA sales.lake FROM ROLE analyst").ends_with("(nothing to revoke)"));
+    // dropping the schema (or its catalog) drops its grants
+    ok(&mut p, "GRANT SCHEMA sales.lake TO ROLE clerk");
+    ok(&mut p, "DROP VIRTUAL SCHEMA sales.lake");
+    assert!(p.roles["clerk"].schema_grants.is_empty());
+    assert!(invalid(&mut p, "DROP VIRTUAL SCHEMA sales.lake").contains("does not exist"));
+    assert!(ok(&mut p, "DROP VIRTUAL SCHEMA IF EXISTS sales.lake").ends_with("(skipped: does not exist)"));
+    ok(&mut p, "CREATE VIRTUAL SCHEMA sales.lake AS lakedb.raw");
+    ok(&mut p, "GRANT SCHEMA sales.lake TO ROLE clerk");
+    assert!(invalid(&mut p, "DROP VIRTUAL CATALOG sales").contains("not empty"));
+    ok(&mut p, "DROP VIRTUAL CATALOG sales CASCADE");
+    assert!(p.roles["clerk"].schema_grants.is_empty());
+}
+
+#[test]
+fn the_catalog_name_temp_is_reserved() {
+    let mut p = Policy::default();
+    assert!(invalid(&mut p, "CREATE VIRTUAL CATALOG temp").contains("reserved"));
+    assert!(invalid(&mut p, "CREATE VIRTUAL CATALOG \"TEMP\"").contains("reserved"));
+}

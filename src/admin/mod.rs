@@ -8,6 +8,7 @@ pub mod functions;
 mod issuer;
 pub mod slice;
 mod parse;
+mod schemas;
 
 use crate::policy::{Caps, ObjKey, PhysName, Slice};
 use sqlparser::dialect::DuckDbDialect;
@@ -145,6 +146,31 @@ pub enum Command {
     },
     /// Function categories, function grants and virtual functions (`functions`).
     Function(functions::FnCommand),
+    /// `CREATE VIRTUAL SCHEMA c.s AS db.schema`: `target` is `(db, schema)`, spelling kept.
+    CreateSchema {
+        catalog: String,
+        schema: String,
+        target: (String, String),
+        comment: Option<String>,
+        mode: CreateMode,
+    },
+    DropSchema {
+        catalog: String,
+        schema: String,
+        if_exists: bool,
+    },
+    /// `caps` is already defaulted (`Caps::DATA` when the statement named none).
+    GrantSchema {
+        catalog: String,
+        schema: String,
+        role: String,
+        caps: Caps,
+    },
+    RevokeSchema {
+        catalog: String,
+        schema: String,
+        role: String,
+    },
 }
 
 /// Does this statement start like a management statement (CREATE [OR REPLACE] VIRTUAL|ROLE|ISSUER,

@@ -120,6 +120,9 @@ impl<'a> P<'a> {
                     mode,
                 });
             }
+            if self.kw(Keyword::SCHEMA) {
+                return self.create_virtual_schema(or_replace);
+            }
             if self.kw(Keyword::SCALAR) {
                 return self.create_virtual_function(or_replace, FnKind::Scalar);
             }
@@ -185,6 +188,11 @@ impl<'a> P<'a> {
                     cascade,
                 });
             }
+            if self.kw(Keyword::SCHEMA) {
+                let if_exists = self.if_exists();
+                let (catalog, schema) = self.schema_name()?;
+                return Ok(Command::DropSchema { catalog, schema, if_exists });
+            }
             if self.kw(Keyword::SCALAR) {
                 return self.drop_virtual_function(FnKind::Scalar);
             }
@@ -221,7 +229,6 @@ impl<'a> P<'a> {
     fn refuse_kinds<T>(&mut self, ctx: &str, expected: &str) -> Result<T> {
         for (k, w) in [
             (Keyword::VIEW, "VIEW"),
-            (Keyword::SCHEMA, "SCHEMA"),
             (Keyword::SCALAR, "SCALAR"),
             (Keyword::FUNCTION, "FUNCTION"),
         ] {
@@ -274,6 +281,9 @@ impl<'a> P<'a> {
                 slice,
             });
         }
+        if self.kw(Keyword::SCHEMA) {
+            return self.grant_schema();
+        }
         if let Some(word) = self.object_word() {
             let key = self.virtual_name()?;
             let role = self.role_after(Keyword::TO, "TO")?;
@@ -325,6 +335,11 @@ impl<'a> P<'a> {
             let role = self.role_after(Keyword::FROM, "FROM")?;
             return Ok(Command::RevokeCatalog { catalog, role });
         }
+        if self.kw(Keyword::SCHEMA) {
+            let (catalog, schema) = self.schema_name()?;
+            let role = self.role_after(Keyword::FROM, "FROM")?;
+            return Ok(Command::RevokeSchema { catalog, schema, role });
+        }
         if let Some(word) = self.object_word() {
             let key = self.virtual_name()?;
             let role = self.role_after(Keyword::FROM, "FROM")?;
@@ -348,7 +363,6 @@ impl<'a> P<'a> {
     /// GRANT/REVOKE targets of the surface that are not implemented yet.
     fn refuse_targets<T>(&mut self, verb: &str) -> Result<T> {
         for (k, w) in [
-            (Keyword::SCHEMA, "SCHEMA"),
             (Keyword::ADMIN, "ADMIN"),
             (Keyword::FUNCTION, "FUNCTION"),
             (Keyword::RESOURCE, "RESOURCE GROUP"),
@@ -482,6 +496,48 @@ impl<'a> P<'a> {
             _ => Err(AclError::invalid(
                 "a virtual table name must be catalog.table or catalog.schema.table",
             )),
+        }
+    }
+
+    /// `CREATE [OR REPLACE] VIRTUAL SCHEMA [IF NOT EXISTS] c.s AS db.schema [COMMENT '…']`
+    fn create_virtual_schema(&mut self, or_replace: bool) -> Result<Command> {
+        let mode = self.create_mode(or_replace)?;
+        let (catalog, schema) = self.schema_name()?;
+        self.expect_kw(Keyword::AS, "AS")?;
+        let mut parts = self.name("a physical schema name")?;
+        if parts.len() != 2 {
+            return Err(AclError::invalid("the physical schema must be db.schema"));
+        }
+        let phys_schema = parts.pop().map(|i| i.value).unwrap_or_default();
+        let db = parts.pop().map(|i| i.value).unwrap_or_default();
+        let comment = self.comment()?;
+        Ok(Command::CreateSchema { catalog, schema, target: (db, phys_schema), comment, mode })
+    }
+
+    /// `GRANT SCHEMA c.s TO ROLE r [WITH (caps)]`: data caps, create and drop.
+    fn grant_schema(&mut self) -> Result<Command> {
+        let (catalog, schema) = self.schema_name()?;
+        let role = self.role_after(Keyword::TO, "TO")?;
+        let mut caps = Caps::DATA;
+        if self.kw(Keyword::WITH) {
+            let list = self.caps_list()?;
+            let allowed = Caps::DATA.union(Caps::CREATE).union(Caps::DROP);
+            if let Some((w, _)) = list.iter().find(|(_, c)| !allowed.contains(*c)) {
+                return Err(AclError::invalid(format!("capability {w} can only be granted on a catalog")));
+            }
+            caps = list.into_iter().fold(Caps::NONE, |a, (_, c)| a.union(c));
+        } else {
+            self.refuse_clauses(&["rls", "columns", "expires"], "GRANT SCHEMA")?;
+        }
+        Ok(Command::GrantSchema { catalog, schema, role, caps })
+    }
+
+    /// `c.s`, normalised.
+    fn schema_name(&mut self) -> Result<(String, String)> {
+        let parts = self.name("a virtual schema name")?;
+        match parts.as_slice() {
+            [c, s] => Ok((norm(&c.value), norm(&s.value))),
+            _ => Err(AclError::invalid("a virtual schema name must be catalog.schema")),
         }
     }
 

@@ -376,17 +376,12 @@ fn revoke_forms() {
 fn out_of_scope_forms_are_not_supported_yet() {
     for (sql, what) in [
         (
-            "CREATE OR REPLACE VIRTUAL SCHEMA c.s AS p.s",
-            "CREATE VIRTUAL SCHEMA",
-        ),
-        (
             "GRANT CATALOG c TO ROLE r EXPIRES '2030-01-01'",
             "EXPIRES in GRANT CATALOG",
         ),
-        ("GRANT SCHEMA c.s TO ROLE r", "GRANT SCHEMA"),
+        ("GRANT SCHEMA c.s TO ROLE r RLS (a = 1)", "RLS in GRANT SCHEMA"),
         ("GRANT ADMIN manage TO ROLE r", "GRANT ADMIN"),
         ("REVOKE ADMIN FROM ROLE r", "REVOKE ADMIN"),
-        ("REVOKE SCHEMA c.s FROM ROLE r", "REVOKE SCHEMA"),
         ("GRANT RESOURCE GROUP g TO ROLE r", "GRANT RESOURCE GROUP"),
     ] {
         assert_eq!(syntax(sql), format!("{what} is not supported yet"), "{sql}");
@@ -501,4 +496,51 @@ fn views_parse() {
         Command::DropView { key: key("sales", "main", "big"), if_exists: true }
     );
     assert!(msg("CREATE VIRTUAL VIEW sales.v AS").contains("expected a query after AS"));
+}
+
+#[test]
+fn virtual_schema_forms() {
+    assert_eq!(
+        parse("CREATE OR REPLACE VIRTUAL SCHEMA Sales.Lake AS \"LakeDB\".raw COMMENT 'x'").unwrap(),
+        Command::CreateSchema {
+            catalog: "sales".into(),
+            schema: "lake".into(),
+            target: ("LakeDB".into(), "raw".into()),
+            comment: Some("x".into()),
+            mode: CreateMode::OrReplace
+        }
+    );
+    assert_eq!(
+        parse("DROP VIRTUAL SCHEMA IF EXISTS c.s").unwrap(),
+        Command::DropSchema { catalog: "c".into(), schema: "s".into(), if_exists: true }
+    );
+    assert!(invalid("CREATE VIRTUAL SCHEMA c AS p.s").contains("catalog.schema"));
+    assert!(invalid("CREATE VIRTUAL SCHEMA c.s AS p.s.t").contains("db.schema"));
+}
+
+#[test]
+fn schema_grant_forms() {
+    assert_eq!(
+        parse("GRANT SCHEMA c.s TO ROLE r").unwrap(),
+        Command::GrantSchema { catalog: "c".into(), schema: "s".into(), role: "r".into(), caps: Caps::DATA }
+    );
+    assert_eq!(
+        parse("GRANT SCHEMA c.s TO ROLE r WITH (select, create, drop)").unwrap(),
+        Command::GrantSchema {
+            catalog: "c".into(),
+            schema: "s".into(),
+            role: "r".into(),
+            caps: Caps::SELECT.union(Caps::CREATE).union(Caps::DROP)
+        }
+    );
+    assert_eq!(
+        parse("REVOKE SCHEMA c.s FROM ROLE r").unwrap(),
+        Command::RevokeSchema { catalog: "c".into(), schema: "s".into(), role: "r".into() }
+    );
+    for cap in ["temp", "explain", "manage", "secrets"] {
+        assert_eq!(
+            invalid(&format!("GRANT SCHEMA c.s TO ROLE r WITH ({cap})")),
+            format!("capability {cap} can only be granted on a catalog")
+        );
+    }
 }

@@ -61,7 +61,7 @@ impl<'p> View<'p> {
                 let shown = [Caps::SELECT, Caps::INSERT, Caps::UPDATE, Caps::DELETE, Caps::MERGE]
                     .into_iter()
                     .find(|c| caps.contains(*c));
-                let resolved = Resolved { key: key.clone(), relation, caps };
+                let resolved = Resolved { key: key.clone(), relation: std::borrow::Cow::Borrowed(relation), caps };
                 let layers = shown.and_then(|use_| self.layers(&resolved, use_).ok());
                 if !out.schemas.iter().any(|(c, s)| c == name && s == schema) {
                     out.schemas.push((name.to_string(), schema.clone()));

@@ -4,7 +4,7 @@
 //! (`resolve`), and which capabilities does the principal hold on it. Across several roles of
 //! one principal, access is the union.
 use crate::error::{AclError, Result};
-use crate::policy::{Caps, ObjKey, Policy, Relation, Role, Slice, DEFAULT_SCHEMA};
+use crate::policy::{Caps, ObjKey, PhysName, Policy, Relation, RelationKind, Role, Slice, DEFAULT_SCHEMA};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -57,7 +57,8 @@ enum MainCatalog {
 #[derive(Debug)]
 pub struct Resolved<'p> {
     pub key: ObjKey,
-    pub relation: &'p Relation,
+    /// A listed object, or (in a virtual schema) the physical table of the same name.
+    pub relation: Cow<'p, Relation>,
     pub caps: Caps,
 }
 
@@ -70,6 +71,8 @@ pub struct View<'p> {
     pub principal: &'p Principal,
     /// The roles' default claims (first role in name order wins), overridden by the principal's.
     claims: BTreeMap<&'p str, &'p str>,
+    /// Prefix of this principal's temporary tables (spec 005): a digest of its roles and claims.
+    pub temp_prefix: String,
 }
 
 impl<'p> View<'p> {
@@ -99,13 +102,32 @@ impl<'p> View<'p> {
         for (k, v) in &principal.claims {
             claims.insert(k.as_str(), v.as_str());
         }
-        Ok(View { policy, roles, main, label: &principal.label, principal, claims })
+        let temp_prefix = temp_prefix(&principal.roles, &claims);
+        Ok(View { policy, roles, main, label: &principal.label, principal, claims, temp_prefix })
+    }
+
+    /// Does any catalog grant of the principal hold `cap` (an explicit-only one: temp, explain)?
+    pub fn holds_anywhere(&self, cap: Caps) -> bool {
+        self.roles.iter().flat_map(|r| r.catalog_grants.values()).any(|g| g.caps.contains(cap))
+    }
+
+    /// Does a catalog grant on `catalog` hold `cap`?
+    pub fn holds_on_catalog(&self, catalog: &str, cap: Caps) -> bool {
+        self.roles.iter().filter_map(|r| r.catalog_grants.get(catalog)).any(|g| g.caps.contains(cap))
+    }
+
+    /// The capabilities the principal's schema grants hold on `catalog.schema` (union over roles).
+    pub fn schema_caps(&self, catalog: &str, schema: &str) -> Option<Caps> {
+        let key = (catalog.to_string(), schema.to_string());
+        self.roles.iter().filter_map(|r| r.schema_grants.get(&key).copied()).reduce(Caps::union)
     }
 
     /// Is `catalog` granted to the principal at all (by a catalog or an object grant)?
     pub fn sees_catalog(&self, catalog: &str) -> bool {
         self.roles.iter().any(|r| {
-            r.catalog_grants.contains_key(catalog) || r.object_grants.keys().any(|k| k.catalog == catalog)
+            r.catalog_grants.contains_key(catalog)
+                || r.object_grants.keys().any(|k| k.catalog == catalog)
+                || r.schema_grants.keys().any(|(c, _)| c == catalog)
         })
     }
 
@@ -119,8 +141,33 @@ impl<'p> View<'p> {
     /// Unqualified names go to the MAIN catalog; `a.b` is `catalog.table` or, in the MAIN
     /// catalog, `schema.table` — both at once is ambiguous and refused.
     pub fn resolve(&self, parts: &[String]) -> Result<Resolved<'p>> {
-        let candidates: Vec<ObjKey> = match parts {
-            [t] => vec![ObjKey { catalog: self.main_catalog(t)?, schema: DEFAULT_SCHEMA.into(), name: t.clone() }],
+        if let [t] = parts {
+            self.main_catalog(t)?;
+        }
+        self.lookup(parts)?.ok_or_else(|| not_found(parts, self))
+    }
+
+    /// `resolve`, with `None` for a name that denotes no granted object (or has no MAIN catalog
+    /// to go to); ambiguity is still refused.
+    pub fn lookup(&self, parts: &[String]) -> Result<Option<Resolved<'p>>> {
+        let mut found: Vec<Resolved<'p>> =
+            self.candidates(parts).into_iter().filter_map(|key| self.object(key)).collect();
+        match found.len() {
+            0 | 1 => Ok(found.pop()),
+            _ => Err(AclError::refused(format!(
+                "table name \"{}\" is ambiguous: qualify it as catalog.schema.table",
+                parts.join(".")
+            ))),
+        }
+    }
+
+    /// The keys a name may denote, before looking any of them up.
+    pub fn candidates(&self, parts: &[String]) -> Vec<ObjKey> {
+        match parts {
+            [t] => match &self.main {
+                MainCatalog::One(c) => vec![ObjKey { catalog: c.clone(), schema: DEFAULT_SCHEMA.into(), name: t.clone() }],
+                _ => Vec::new(),
+            },
             [a, b] => {
                 let mut c = Vec::new();
                 if self.sees_catalog(a) {
@@ -132,24 +179,27 @@ impl<'p> View<'p> {
                 c
             }
             [c, s, t] => vec![ObjKey { catalog: c.clone(), schema: s.clone(), name: t.clone() }],
-            _ => return Err(not_found(parts, self)),
-        };
-        let mut found: Vec<Resolved<'p>> = candidates
-            .into_iter()
-            .filter_map(|key| {
-                let relation = self.policy.relation(&key)?;
-                let caps = self.caps(&key)?;
-                Some(Resolved { key, relation, caps })
-            })
-            .collect();
-        match found.len() {
-            1 => Ok(found.pop().expect("one")),
-            0 => Err(not_found(parts, self)),
-            _ => Err(AclError::refused(format!(
-                "table name \"{}\" is ambiguous: qualify it as catalog.schema.table",
-                parts.join(".")
-            ))),
+            _ => Vec::new(),
         }
+    }
+
+    /// The object `key` denotes for this principal: a listed one its grants reach, or a name in a
+    /// virtual schema it holds a schema grant on (the physical table of the same name, RENAME form).
+    fn object(&self, key: ObjKey) -> Option<Resolved<'p>> {
+        if let Some(vs) = self.policy.virtual_schema(&key.catalog, &key.schema) {
+            let caps = self.schema_caps(&key.catalog, &key.schema)?.data();
+            let phys = PhysName { db: vs.db.clone(), schema: vs.schema.clone(), name: key.name.clone() };
+            let relation = Relation { kind: RelationKind::Table(phys), comment: None, slice: Slice::default() };
+            return Some(Resolved { key, relation: Cow::Owned(relation), caps });
+        }
+        let relation = self.policy.relation(&key)?;
+        let caps = self.caps(&key)?;
+        Some(Resolved { key, relation: Cow::Borrowed(relation), caps })
+    }
+
+    /// Pretends `parts` was not found: the one refusal for unknown, physical and ungranted names.
+    pub fn not_found(&self, parts: &[String]) -> AclError {
+        not_found(parts, self)
     }
 
     fn main_catalog(&self, name: &str) -> Result<String> {
@@ -180,7 +230,11 @@ impl<'p> View<'p> {
             .roles
             .iter()
             .flat_map(|r| {
-                r.catalog_grants.keys().map(String::as_str).chain(r.object_grants.keys().map(|k| k.catalog.as_str()))
+                r.catalog_grants
+                    .keys()
+                    .map(String::as_str)
+                    .chain(r.object_grants.keys().map(|k| k.catalog.as_str()))
+                    .chain(r.schema_grants.keys().map(|(c, _)| c.as_str()))
             })
             .collect();
         v.sort_unstable();
@@ -198,6 +252,11 @@ impl<'p> View<'p> {
     /// contribute. Across several such roles access is the union (see `union`): their row
     /// predicates are OR-ed (each role's own layers AND-ed), and their column lists are merged.
     pub fn layers(&self, r: &Resolved<'p>, needed: Caps) -> Result<Vec<Layer<'p>>> {
+        let Cow::Borrowed(relation) = &r.relation else {
+            // A name in a virtual schema: schema grants carry no slices.
+            return Ok(Vec::new());
+        };
+        let relation: &'p Relation = relation;
         let mut per_role: Vec<Vec<&'p Slice>> = Vec::new();
         for role in &self.roles {
             if !role_caps(role, &r.key).is_some_and(|c| c.contains(needed)) {
@@ -210,7 +269,7 @@ impl<'p> View<'p> {
                 per_role.push(mine);
             }
         }
-        let own = Some(&r.relation.slice).filter(|s| !s.is_empty()).map(|s| Layer::Slice(Cow::Borrowed(s)));
+        let own = Some(&relation.slice).filter(|s| !s.is_empty()).map(|s| Layer::Slice(Cow::Borrowed(s)));
         let grants: Vec<Layer<'p>> = match per_role.len() {
             0 => {
                 return Err(AclError::refused(format!(
@@ -274,6 +333,30 @@ fn not_found(parts: &[String], view: &View<'_>) -> AclError {
             if cats.is_empty() { "none".to_string() } else { cats.join(", ") }
         ))
     }
+}
+
+/// `__acl_<digest>_`: 128 bits of SHA-256 over the sorted roles and the effective claims, so two
+/// principals share temporary tables only when every right of theirs is the same.
+fn temp_prefix(roles: &[String], claims: &BTreeMap<&str, &str>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut sorted: Vec<&str> = roles.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut h = Sha256::new();
+    h.update(sorted.len().to_le_bytes());
+    for r in sorted {
+        h.update(r.len().to_le_bytes());
+        h.update(r.as_bytes());
+    }
+    for (k, v) in claims {
+        for part in [k, v] {
+            h.update(part.len().to_le_bytes());
+            h.update(part.as_bytes());
+        }
+    }
+    let digest = h.finalize();
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("__acl_{hex}_")
 }
 
 /// One role's capabilities on `key`: its catalog grant refined (never widened) by its object grant.

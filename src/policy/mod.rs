@@ -81,6 +81,17 @@ pub struct Catalog {
     pub comment: Option<String>,
     /// Keyed by `(schema, name)`, lower-case.
     pub objects: BTreeMap<(String, String), Relation>,
+    /// `CREATE VIRTUAL SCHEMA c.s AS db.schema`, keyed by the lower-case schema name. A virtual
+    /// schema holds no listed objects: every name in it denotes `db.schema.<name>` (live alias).
+    pub schemas: BTreeMap<String, VirtualSchema>,
+}
+
+/// A live alias of a physical schema, spelled as the operator wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VirtualSchema {
+    pub db: String,
+    pub schema: String,
+    pub comment: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +113,8 @@ pub struct ObjectGrant {
 pub struct Role {
     pub catalog_grants: BTreeMap<String, CatalogGrant>,
     pub object_grants: BTreeMap<ObjKey, ObjectGrant>,
+    /// `GRANT SCHEMA c.s … WITH (caps)`, keyed by `(catalog, schema)`: data caps plus create/drop.
+    pub schema_grants: BTreeMap<(String, String), Caps>,
     /// Default claims (`CREATE ROLE r CLAIMS (k = 'v')`), lower-case keys.
     pub claims: BTreeMap<String, String>,
 }
@@ -150,6 +163,10 @@ impl Policy {
 
     pub fn relation(&self, key: &ObjKey) -> Option<&Relation> {
         self.catalogs.get(&key.catalog)?.objects.get(&(key.schema.clone(), key.name.clone()))
+    }
+
+    pub fn virtual_schema(&self, catalog: &str, schema: &str) -> Option<&VirtualSchema> {
+        self.catalogs.get(catalog)?.schemas.get(schema)
     }
 }
 

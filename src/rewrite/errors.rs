@@ -32,7 +32,16 @@ pub fn translate(blob: &str, message: &str) -> String {
         Some(i) => message[..i].trim_end(),
         None => message,
     };
-    let mut out = message.to_string();
+    // DuckDB suggests similar names from every attached database ("Did you mean "db.t"?"): about
+    // a name we placed, such a suggestion would list physical objects. Dropped.
+    let mut out: String = message
+        .split('\n')
+        .filter_map(|line| match line.find("Did you mean") {
+            Some(i) => Some(line[..i].trim_end()).filter(|l| !l.is_empty()),
+            None => Some(line),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     for (physical, virtual_name) in blob.lines().filter_map(|l| l.split_once('\t')) {
         if !physical.is_empty() && !physical.eq_ignore_ascii_case(virtual_name) {
             out = replace_identifier(&out, physical, virtual_name);
@@ -101,6 +110,15 @@ mod tests {
             translate(&blob(), "Conversion Error: bad cast of column ssn\n\nLINE 1: SELECT * FROM (SELECT CAST(ssn AS INT) FROM \"secretdb\"...\n      ^^^"),
             "Conversion Error: bad cast of column ssn"
         );
+    }
+
+    #[test]
+    fn suggestions_are_dropped() {
+        assert_eq!(
+            translate(&blob(), "Catalog Error: Table with name payroll_2024 does not exist!\nDid you mean \"otherdb.salaries\"?"),
+            "Catalog Error: Table with name pay does not exist!"
+        );
+        assert_eq!(translate(&blob(), "no such table x! Did you mean \"y\"?"), "no such table x!");
     }
 
     #[test]

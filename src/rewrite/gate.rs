@@ -1,7 +1,7 @@
 //! Rule: the statement gate. Under a principal only the statement types that have a rewrite
 //! rule run; everything else is refused by name.
 use crate::error::{AclError, Result};
-use sqlparser::ast::{DescribeAlias, Statement};
+use sqlparser::ast::{DescribeAlias, ObjectType, Statement};
 
 /// What the gate decided for a statement.
 pub(super) enum Gate {
@@ -9,6 +9,13 @@ pub(super) enum Gate {
     Rewrite,
     /// Transaction control: runs as written, it names no object.
     AsIs,
+    /// EXPLAIN [ANALYZE] of a statement that is rewritten: also needs `explain` (see `explain`).
+    Explain,
+}
+
+/// Statements EXPLAIN may show the plan of.
+fn explainable(stmt: &Statement) -> bool {
+    matches!(stmt, Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) | Statement::Merge(_))
 }
 
 pub(super) fn check(stmt: &mut Statement) -> Result<Gate> {
@@ -25,6 +32,17 @@ pub(super) fn check(stmt: &mut Statement) -> Result<Gate> {
         }
         // SHOW TABLES / SHOW ALL TABLES / SHOW DATABASES: answered from the listing (`metadata`)
         s if super::metadata::is_show(s) => Ok(Gate::Rewrite),
+        Statement::Explain { describe_alias: DescribeAlias::Explain, statement, verbose, query_plan, estimate, format, options, .. }
+            if explainable(statement) =>
+        {
+            if *verbose || *query_plan || *estimate || format.is_some() || options.is_some() {
+                return Err(AclError::refused("this EXPLAIN form is not supported"));
+            }
+            Ok(Gate::Explain)
+        }
+        // CREATE/DROP TABLE|VIEW: the `ddl` rule places the name and checks the form.
+        Statement::CreateTable(_) | Statement::CreateView(_) => Ok(Gate::Rewrite),
+        Statement::Drop { object_type: ObjectType::Table | ObjectType::View, .. } => Ok(Gate::Rewrite),
         Statement::Query(_)
         | Statement::Insert(_)
         | Statement::Update(_)

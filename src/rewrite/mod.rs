@@ -1,15 +1,18 @@
 //! SQL in, SQL out. A batch under a principal is parsed statement by statement (sqlparser,
 //! DuckDB dialect) and each statement goes through the rules in order:
 //!
-//! 1. `gate`        — only statement types with a rule run;
+//! 1. `gate`        — only statement types with a rule run (`explain` adds its check at the end);
 //! 2. `functions`   — every function call admitted by the function policy and qualified to its key;
 //! 3. `metadata`    — information_schema, duckdb_*() and SHOW answered from the virtual catalog;
-//! 4. `relations`   — every table name resolved through the virtual catalog, capabilities checked;
+//! 4. `relations`   — every table name resolved through the virtual catalog, capabilities checked
+//!                    (`ddl` places what CREATE/DROP name: a virtual schema or the principal's temp);
 //! 5. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
 //!
 //! then `post_check` confirms that nothing physical outside the decision survived.
 mod cache;
+mod ddl;
 mod errors;
+mod explain;
 mod functions;
 mod gate;
 mod metadata;
@@ -55,6 +58,8 @@ pub struct Decision {
     /// `(physical spelling, virtual name)`: how DuckDB's own errors about this statement are
     /// translated back into the principal's names (see `errors`).
     pub names: Vec<(String, String)>,
+    /// The virtual catalogs the statement touches (EXPLAIN needs `explain` on each).
+    pub catalogs: Vec<String>,
 }
 
 impl Decision {
@@ -67,6 +72,12 @@ impl Decision {
         self.names.push((format!("{}.{}", phys.schema, phys.name), key.name.clone()));
         self.names.push((phys.name.clone(), key.name.clone()));
         self.names.push((phys.db.clone(), key.catalog.clone()));
+        if phys.schema != key.schema && phys.schema != crate::policy::DEFAULT_SCHEMA {
+            self.names.push((phys.schema.clone(), key.schema.clone()));
+        }
+        if !key.catalog.starts_with('(') {
+            self.catalogs.push(key.catalog.clone());
+        }
     }
 }
 
@@ -225,16 +236,20 @@ fn statement_with_names(
     names: &mut Vec<(String, String)>,
 ) -> Result<String> {
     let mut stmt = parse_one(sql)?;
-    match gate::check(&mut stmt)? {
-        gate::Gate::AsIs => return Ok(stmt.to_string()),
-        gate::Gate::Rewrite => {}
+    let gate = gate::check(&mut stmt)?;
+    if let gate::Gate::AsIs = gate {
+        return Ok(stmt.to_string());
     }
     let mut decision = Decision::default();
     let calls = functions::apply(&mut stmt, view, fns, &mut decision)?;
+    decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
     metadata::apply(&mut stmt, view, &mut decision)?;
     relations::apply(&mut stmt, view, &mut decision)?;
     virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
     post_check::check(&stmt, &decision)?;
+    if let gate::Gate::Explain = gate {
+        explain::require(view, &decision)?;
+    }
     // Physical tables no rule mapped to a name of the principal's (a virtual function's body)
     // are reported as "(hidden)".
     let hidden = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
@@ -272,3 +287,5 @@ fn parse_error(e: ParserError) -> AclError {
 mod tests;
 #[cfg(test)]
 mod fn_tests;
+#[cfg(test)]
+mod gate_tests;

@@ -7,6 +7,7 @@
 //! CTEs are renamed to names only this statement defines (`__acl_cte<N>_<name>`), so a scoping
 //! mistake here can only make a reference fail to bind; it can never let a bare name fall
 //! through to a physical table.
+use super::ddl::{self, Placed};
 use super::writes::{self, WriteSlice};
 use super::Decision;
 use crate::authz::View;
@@ -21,7 +22,15 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
-    let mut r = Resolver { view, decision, frames: Vec::new(), handled: HashSet::new(), next_cte: 0, in_trusted: 0 };
+    let mut r = Resolver {
+        view,
+        decision,
+        frames: Vec::new(),
+        handled: HashSet::new(),
+        next_cte: 0,
+        in_trusted: 0,
+        persistent_view: false,
+    };
     match stmt.visit(&mut r) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
@@ -52,13 +61,16 @@ struct Resolver<'v, 'p, 'd> {
     next_cte: usize,
     /// Depth inside a subquery the policy itself supplied (see `Decision::trusted`).
     in_trusted: usize,
+    /// Walking the body of a view that outlives the connection: it must not read a temporary
+    /// table (other principals reading the view would read this principal's temporary table).
+    persistent_view: bool,
 }
 
 fn addr<T>(t: &T) -> usize {
     t as *const T as usize
 }
 
-fn parts(name: &ObjectName) -> Result<Vec<String>> {
+pub(super) fn parts(name: &ObjectName) -> Result<Vec<String>> {
     name.0
         .iter()
         .map(|p| match p {
@@ -111,6 +123,11 @@ impl Resolver<'_, '_, '_> {
         if self.cte(&p).is_some() {
             return Err(AclError::refused(format!("the target of {verb} must be a table, not a CTE")));
         }
+        if let Some(t) = ddl::temp_table(self.view, &p)? {
+            let shown = t.key.name.clone();
+            self.place(name, t);
+            return Ok((shown, None)); // the principal's own: every capability, no slice
+        }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
         let RelationKind::Table(phys) = &resolved.relation.kind else {
@@ -122,6 +139,14 @@ impl Resolver<'_, '_, '_> {
         self.decision.physical.push(phys.clone());
         self.decision.map_object(phys, &resolved.key);
         Ok((resolved.key.name, write))
+    }
+
+    /// Rewrites `name` to where it was placed and records it in the decision.
+    fn place(&mut self, name: &mut ObjectName, p: Placed) {
+        *name = physical_name(&p.phys);
+        self.handled.insert(addr(name));
+        self.decision.map_object(&p.phys, &p.key);
+        self.decision.physical.push(p.phys);
     }
 
     /// A target in FROM position (UPDATE, DELETE, MERGE); returns the alias it is known by.
@@ -150,6 +175,31 @@ impl Resolver<'_, '_, '_> {
             Statement::Explain { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, analyze: false, statement, .. }
                 if matches!(statement.as_ref(), Statement::Query(_)) =>
             {
+                Ok(())
+            }
+            // EXPLAIN [ANALYZE] <statement>: the gate admitted only plain forms of rewritten ones
+            Statement::Explain { describe_alias: DescribeAlias::Explain, statement, .. }
+                if matches!(statement.as_ref(), Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) | Statement::Merge(_)) =>
+            {
+                Ok(())
+            }
+            Statement::CreateTable(ct) => {
+                let placed = ddl::create_table(self.view, ct)?;
+                self.place(&mut ct.name, placed);
+                Ok(())
+            }
+            Statement::CreateView(cv) => {
+                let placed = ddl::create_view(self.view, cv)?;
+                self.persistent_view = !cv.temporary;
+                self.place(&mut cv.name, placed);
+                Ok(())
+            }
+            Statement::Drop { object_type, names, cascade, purge, temporary, table, .. } => {
+                let plain = !*cascade && !*purge && !*temporary && table.is_none();
+                let placed = ddl::drop(self.view, object_type, names, plain)?;
+                for (name, p) in names.iter_mut().zip(placed) {
+                    self.place(name, p);
+                }
                 Ok(())
             }
             Statement::Insert(ins) => {
@@ -336,6 +386,16 @@ impl Resolver<'_, '_, '_> {
                     if alias.is_none() {
                         *alias = Some(alias_as(&p[0]));
                     }
+                    return Ok(());
+                }
+                if let Some(t) = ddl::temp_table(self.view, &p)? {
+                    if self.persistent_view {
+                        return Err(AclError::refused("a view that is not temporary cannot read a temporary table"));
+                    }
+                    if alias.is_none() {
+                        *alias = Some(alias_as(&t.key.name));
+                    }
+                    self.place(name, t);
                     return Ok(());
                 }
                 let resolved = self.view.resolve(&p)?;

@@ -182,8 +182,10 @@ fn object_grant_alone_and_no_main() {
 #[test]
 fn statement_gate() {
     refused("analyst", "ATTACH 'x.db' AS y", "statement type ATTACH is not permitted");
-    refused("analyst", "CREATE TABLE t (a INT)", "statement type CREATE TABLE is not permitted");
-    refused("analyst", "DROP TABLE orders", "statement type DROP TABLE is not permitted");
+    refused("analyst", "CREATE TABLE t (a INT)", "\"t\" is not in a virtual schema granted to role \"analyst\"");
+    refused("analyst", "DROP TABLE orders", "\"orders\" is not in a virtual schema granted to role \"analyst\"");
+    refused("analyst", "CREATE MACRO m() AS 1", "statement type CREATE MACRO is not permitted");
+    refused("analyst", "ALTER TABLE orders ADD COLUMN x INT", "statement type ALTER TABLE is not permitted");
     refused("analyst", "SET threads = 1", "statement type SET is not permitted");
     refused("analyst", "COPY orders TO 'x.csv'", "statement type COPY is not permitted");
     rewrites_to("analyst", "BEGIN", "BEGIN");
@@ -295,7 +297,7 @@ fn describe_shows_the_virtual_shape() {
     rewrites_to("analyst", "DESCRIBE items", r#"DESCRIBE SELECT * FROM "phys"."main"."order_items" AS "items""#);
     rewrites_to("analyst", "DESCRIBE SELECT id FROM orders", r#"DESCRIBE SELECT id FROM "phys"."main"."orders" AS "orders""#);
     refused("analyst", "DESCRIBE phys.main.orders", "granted catalogs: sales");
-    refused("analyst", "EXPLAIN SELECT * FROM orders", "statement type EXPLAIN is not permitted");
+    refused("analyst", "EXPLAIN SELECT * FROM orders", "role \"analyst\" lacks explain on sales");
 }
 
 #[test]

@@ -1,0 +1,103 @@
+//! Virtual schemas (`CREATE VIRTUAL SCHEMA c.s AS db.schema`, a live alias of a physical schema)
+//! and schema grants (`GRANT SCHEMA c.s TO ROLE r [WITH (caps)]`).
+//!
+//! A virtual schema lists no objects: every name `c.s.x` denotes `db.schema.x`, whether or not it
+//! exists yet. So a virtual schema and listed virtual objects never share a schema (either one
+//! refuses the other), and only a schema grant reaches into it.
+use super::apply::{missing, q, role_missing, SKIPPED_EXISTS};
+use super::CreateMode;
+use crate::error::{AclError, Result};
+use crate::policy::{Caps, Policy, VirtualSchema};
+
+const REPLACED: &str = " (replaced)";
+
+fn shown(catalog: &str, schema: &str) -> String {
+    format!("{}.{}", q(catalog), q(schema))
+}
+
+fn schema_missing(catalog: &str, schema: &str) -> AclError {
+    AclError::invalid(format!("virtual schema \"{catalog}.{schema}\" does not exist"))
+}
+
+fn catalog_missing(name: &str) -> AclError {
+    AclError::invalid(format!("virtual catalog \"{name}\" does not exist"))
+}
+
+pub(super) fn create_schema(
+    p: &mut Policy,
+    (catalog, schema): (&str, &str),
+    target: &(String, String),
+    comment: &Option<String>,
+    mode: CreateMode,
+) -> Result<String> {
+    let status = format!("CREATE VIRTUAL SCHEMA {}", shown(catalog, schema));
+    let cat = p.catalogs.get_mut(catalog).ok_or_else(|| catalog_missing(catalog))?;
+    if cat.objects.keys().any(|(s, _)| s == schema) {
+        return Err(AclError::invalid(format!(
+            "schema \"{catalog}.{schema}\" already holds virtual objects; a virtual schema must be a schema of its own"
+        )));
+    }
+    let exists = cat.schemas.contains_key(schema);
+    match (exists, mode) {
+        (true, CreateMode::Create) => {
+            Err(AclError::invalid(format!("virtual schema \"{catalog}.{schema}\" already exists")))
+        }
+        (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
+        _ => {
+            // Replacing the target keeps the grants on the name, as for a virtual table.
+            let vs = VirtualSchema { db: target.0.clone(), schema: target.1.clone(), comment: comment.clone() };
+            cat.schemas.insert(schema.to_string(), vs);
+            Ok(if exists { status + REPLACED } else { status })
+        }
+    }
+}
+
+pub(super) fn drop_schema(p: &mut Policy, catalog: &str, schema: &str, if_exists: bool) -> Result<String> {
+    let status = format!("DROP VIRTUAL SCHEMA {}", shown(catalog, schema));
+    let removed = p.catalogs.get_mut(catalog).and_then(|c| c.schemas.remove(schema));
+    if removed.is_none() {
+        return missing(if_exists, status, || schema_missing(catalog, schema));
+    }
+    forget(p, |c, s| c == catalog && s == schema);
+    Ok(status)
+}
+
+pub(super) fn grant_schema(p: &mut Policy, catalog: &str, schema: &str, role: &str, caps: Caps) -> Result<String> {
+    let status = format!("GRANT SCHEMA {} TO ROLE {}", shown(catalog, schema), q(role));
+    if p.virtual_schema(catalog, schema).is_none() {
+        return Err(schema_missing(catalog, schema));
+    }
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    // As for catalog grants, the statement states the whole grant.
+    let previous = r.schema_grants.insert((catalog.to_string(), schema.to_string()), caps);
+    Ok(if previous.is_some() { status + REPLACED } else { status })
+}
+
+pub(super) fn revoke_schema(p: &mut Policy, catalog: &str, schema: &str, role: &str) -> Result<String> {
+    let status = format!("REVOKE SCHEMA {} FROM ROLE {}", shown(catalog, schema), q(role));
+    if p.virtual_schema(catalog, schema).is_none() {
+        return Err(schema_missing(catalog, schema));
+    }
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    Ok(match r.schema_grants.remove(&(catalog.to_string(), schema.to_string())) {
+        Some(_) => status,
+        None => status + " (nothing to revoke)",
+    })
+}
+
+/// Drops the schema grants whose `(catalog, schema)` matches, in every role.
+pub(super) fn forget(p: &mut Policy, matches: impl Fn(&str, &str) -> bool) {
+    p.update_roles(|r| r.schema_grants.keys().any(|(c, s)| matches(c, s)), |r| {
+        r.schema_grants.retain(|(c, s), _| !matches(c, s));
+    });
+}
+
+/// A listed virtual object may not be created inside a virtual schema (it would be shadowed).
+pub(super) fn refuse_object_in_schema(p: &Policy, catalog: &str, schema: &str) -> Result<()> {
+    if p.virtual_schema(catalog, schema).is_some() {
+        return Err(AclError::invalid(format!(
+            "\"{catalog}.{schema}\" is a virtual schema (a live alias); its objects are not listed one by one"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! The statement gate (spec 005): EXPLAIN, temporary tables, CREATE/DROP in virtual schemas.
+use super::{statement, FnGate};
+use crate::authz::{Principal, View};
+use crate::policy::{Caps, Catalog, CatalogGrant, PhysName, Policy, Relation, RelationKind, Role, VirtualSchema};
+
+fn grant(caps: Caps, main: bool) -> CatalogGrant {
+    CatalogGrant { caps, main, slice: Default::default() }
+}
+
+/// `sales` (MAIN) lists `orders`; `sales.lake` is a virtual schema over `lakedb.raw`; `hr` lists
+/// `people`.
+fn policy() -> Policy {
+    let mut p = Policy::default();
+    let mut sales = Catalog::default();
+    let orders = PhysName { db: "phys".into(), schema: "main".into(), name: "orders".into() };
+    sales.objects.insert(
+        ("main".into(), "orders".into()),
+        Relation { kind: RelationKind::Table(orders), comment: None, slice: Default::default() },
+    );
+    sales.schemas.insert("lake".into(), VirtualSchema { db: "lakedb".into(), schema: "raw".into(), comment: None });
+    p.catalogs.insert("sales".into(), sales);
+    let mut hr = Catalog::default();
+    let people = PhysName { db: "hrdb".into(), schema: "main".into(), name: "people".into() };
+    hr.objects.insert(
+        ("main".into(), "people".into()),
+        Relation { kind: RelationKind::Table(people), comment: None, slice: Default::default() },
+    );
+    p.catalogs.insert("hr".into(), hr);
+    let lake = ("sales".to_string(), "lake".to_string());
+    // analyst: reads sales; no explain, no temp, no schema grant
+    let mut analyst = Role::default();
+    analyst.catalog_grants.insert("sales".into(), grant(Caps::SELECT, true));
+    p.roles.insert("analyst".into(), analyst);
+    // engineer: explain and temp on sales, reads hr without explain; creates in sales.lake
+    let mut eng = Role::default();
+    eng.catalog_grants.insert("sales".into(), grant(Caps::SELECT.union(Caps::EXPLAIN).union(Caps::TEMP), true));
+    eng.catalog_grants.insert("hr".into(), grant(Caps::SELECT, false));
+    eng.schema_grants.insert(lake.clone(), Caps::DATA.union(Caps::CREATE).union(Caps::DROP));
+    p.roles.insert("engineer".into(), eng);
+    // lakereader: reads sales.lake only
+    let mut lr = Role::default();
+    lr.schema_grants.insert(lake, Caps::SELECT);
+    p.roles.insert("lakereader".into(), lr);
+    p
+}
+
+fn run(role: &str, sql: &str) -> crate::error::Result<String> {
+    let p = policy();
+    let principal = Principal::role(role);
+    let view = View::new(&p, &principal)?;
+    let fns = FnGate::new(&p, &principal);
+    statement(&view, &fns, sql)
+}
+
+/// The mangled temp name of `role` (roles and claims only: no claims here).
+fn temp(role: &str, name: &str) -> String {
+    let p = policy();
+    let principal = Principal::role(role);
+    let view = View::new(&p, &principal).unwrap();
+    format!("\"temp\".\"main\".\"{}{name}\"", view.temp_prefix)
+}
+
+#[track_caller]
+fn rewrites_to(role: &str, sql: &str, expected: &str) {
+    assert_eq!(run(role, sql).unwrap(), expected);
+}
+
+#[track_caller]
+fn refused(role: &str, sql: &str, message_part: &str) {
+    let err = run(role, sql).unwrap_err().to_string();
+    assert!(err.starts_with("acl: "), "{err}");
+    assert!(err.contains(message_part), "{err:?} does not contain {message_part:?}");
+    assert!(!err.contains("phys") && !err.contains("hrdb") && !err.contains("lakedb") && !err.contains("raw"), "{err}");
+}
+
+#[test]
+fn explain_needs_explain_on_every_catalog_touched() {
+    rewrites_to("engineer", "EXPLAIN SELECT * FROM orders", r#"EXPLAIN SELECT * FROM "phys"."main"."orders" AS "orders""#);
+    rewrites_to(
+        "engineer",
+        "EXPLAIN ANALYZE SELECT * FROM sales.lake.events",
+        r#"EXPLAIN ANALYZE SELECT * FROM "lakedb"."raw"."events" AS "events""#,
+    );
+    rewrites_to("engineer", "EXPLAIN SELECT 1", "EXPLAIN SELECT 1");
+    refused("analyst", "EXPLAIN SELECT * FROM orders", "role \"analyst\" lacks explain on sales");
+    refused("analyst", "EXPLAIN SELECT 1", "role \"analyst\" lacks explain");
+    refused("engineer", "EXPLAIN SELECT * FROM orders, hr.people", "role \"engineer\" lacks explain on hr");
+    refused("engineer", "EXPLAIN SELECT * FROM (SELECT * FROM hr.people) x", "lacks explain on hr");
+    // the inner statement is checked as without EXPLAIN
+    refused("engineer", "EXPLAIN DELETE FROM orders", "lacks delete on sales.orders");
+    refused("engineer", "EXPLAIN SELECT * FROM phys.main.orders", "a table reference names a catalog");
+    // only plain forms, and only of statements that are rewritten
+    refused("engineer", "EXPLAIN (FORMAT json) SELECT 1", "EXPLAIN");
+    refused("engineer", "EXPLAIN CREATE TABLE sales.lake.t (a INT)", "statement type EXPLAIN is not permitted");
+}
+
+#[test]
+fn temp_tables_are_mangled_per_principal() {
+    let t = temp("engineer", "scratch");
+    rewrites_to("engineer", "CREATE TEMP TABLE scratch (a INT, b VARCHAR)", &format!("CREATE TEMPORARY TABLE {t} (a INT, b VARCHAR)"));
+    rewrites_to(
+        "engineer",
+        "CREATE TEMP TABLE scratch AS SELECT id FROM orders",
+        &format!(r#"CREATE TEMPORARY TABLE {t} AS SELECT id FROM "phys"."main"."orders" AS "orders""#),
+    );
+    rewrites_to("engineer", "CREATE TABLE temp.scratch (a INT)", &format!("CREATE TEMPORARY TABLE {t} (a INT)"));
+    rewrites_to("engineer", "SELECT * FROM scratch", &format!(r#"SELECT * FROM {t} AS "scratch""#));
+    rewrites_to("engineer", "SELECT * FROM temp.scratch s", &format!("SELECT * FROM {t} s"));
+    rewrites_to("engineer", "INSERT INTO scratch SELECT id FROM orders", &format!(r#"INSERT INTO {t} SELECT id FROM "phys"."main"."orders" AS "orders""#));
+    rewrites_to("engineer", "DELETE FROM temp.main.scratch", &format!(r#"DELETE FROM {t} AS "scratch""#));
+    rewrites_to("engineer", "DROP TABLE scratch", &format!("DROP TABLE {t}"));
+    // a virtual object wins over a temporary table of the same bare name
+    rewrites_to("engineer", "SELECT * FROM orders", r#"SELECT * FROM "phys"."main"."orders" AS "orders""#);
+    // another principal's temp name is never reachable, however it is spelled
+    let other = temp("engineer", "x");
+    let bare = other.rsplit('.').next().unwrap().trim_matches('"').to_string();
+    let mine = run("engineer", &format!("SELECT * FROM temp.{bare}")).unwrap();
+    assert!(mine.contains(&format!("{}{bare}", View::new(&policy(), &Principal::role("engineer")).unwrap().temp_prefix)), "{mine}");
+}
+
+#[test]
+fn temp_prefix_differs_by_roles_and_claims() {
+    let p = policy();
+    let a = Principal::role("engineer");
+    let mut b = Principal::role("engineer");
+    b.claims.insert("tenant".into(), "acme".into());
+    let mut c = Principal::role("engineer");
+    c.claims.insert("tenant".into(), "globex".into());
+    let d = Principal { roles: vec!["engineer".into(), "analyst".into()], label: "token".into(), claims: Default::default() };
+    let e = Principal { roles: vec!["analyst".into(), "engineer".into()], label: "token".into(), claims: Default::default() };
+    let prefix = |x: &Principal| View::new(&p, x).unwrap().temp_prefix;
+    let all = [prefix(&a), prefix(&b), prefix(&c), prefix(&d)];
+    for i in 0..all.len() {
+        for j in i + 1..all.len() {
+            assert_ne!(all[i], all[j]);
+        }
+    }
+    assert_eq!(prefix(&d), prefix(&e), "role order does not matter");
+}
+
+#[test]
+fn temp_needs_temp() {
+    refused("analyst", "CREATE TEMP TABLE scratch (a INT)", "role \"analyst\" lacks temp");
+    refused("analyst", "CREATE TABLE temp.scratch (a INT)", "role \"analyst\" lacks temp");
+    refused("analyst", "CREATE TEMP VIEW v AS SELECT 1", "role \"analyst\" lacks temp");
+    // without temp, temp.t is a name like any other: not granted
+    refused("analyst", "SELECT * FROM temp.scratch", "a table reference names a catalog");
+    refused("analyst", "DROP TABLE temp.scratch", "a table reference names a catalog");
+    // without temp a bare unknown name is just unknown
+    refused("analyst", "SELECT * FROM scratch", "table \"scratch\" does not exist or is not granted");
+    // the AS SELECT part is checked like any read
+    refused("engineer", "CREATE TEMP TABLE s AS SELECT * FROM phys.main.orders", "a table reference names a catalog");
+    refused("engineer", "CREATE TEMP TABLE s AS SELECT * FROM read_csv('/etc/passwd')", "function \"read_csv\" is not permitted");
+}
+
+#[test]
+fn create_and_drop_in_a_virtual_schema() {
+    rewrites_to("engineer", "CREATE TABLE sales.lake.t (a INT NOT NULL, b VARCHAR DEFAULT 'x', PRIMARY KEY (a))",
+        r#"CREATE TABLE "lakedb"."raw"."t" (a INT NOT NULL, b VARCHAR DEFAULT 'x', PRIMARY KEY (a))"#);
+    rewrites_to("engineer", "CREATE TABLE lake.t AS SELECT id FROM orders",
+        r#"CREATE TABLE "lakedb"."raw"."t" AS SELECT id FROM "phys"."main"."orders" AS "orders""#);
+    rewrites_to("engineer", "CREATE OR REPLACE VIEW sales.lake.v AS SELECT * FROM orders WHERE id > 1",
+        r#"CREATE OR REPLACE VIEW "lakedb"."raw"."v" AS SELECT * FROM "phys"."main"."orders" AS "orders" WHERE id > 1"#);
+    rewrites_to("engineer", "DROP TABLE IF EXISTS sales.lake.t", r#"DROP TABLE IF EXISTS "lakedb"."raw"."t""#);
+    rewrites_to("engineer", "DROP VIEW lake.v", r#"DROP VIEW "lakedb"."raw"."v""#);
+    // names in the virtual schema resolve live, RENAME form, with the schema grant's caps
+    rewrites_to("engineer", "INSERT INTO lake.t VALUES (1)", r#"INSERT INTO "lakedb"."raw"."t" VALUES (1)"#);
+    rewrites_to("lakereader", "SELECT * FROM sales.lake.anything", r#"SELECT * FROM "lakedb"."raw"."anything" AS "anything""#);
+    refused("lakereader", "DELETE FROM sales.lake.anything", "role \"lakereader\" lacks delete on sales.lake.anything");
+}
+
+#[test]
+fn create_and_drop_are_refused_without_their_capability() {
+    refused("lakereader", "CREATE TABLE sales.lake.t (a INT)", "role \"lakereader\" lacks create on schema sales.lake");
+    refused("lakereader", "DROP TABLE sales.lake.t", "role \"lakereader\" lacks drop on schema sales.lake");
+    refused("lakereader", "CREATE OR REPLACE TABLE sales.lake.t (a INT)", "lacks create, drop on schema sales.lake");
+    // not in a virtual schema: a listed object, the catalog's main schema, another catalog
+    refused("engineer", "CREATE TABLE sales.t (a INT)", "\"sales.t\" is not in a virtual schema granted");
+    refused("engineer", "DROP TABLE orders", "\"orders\" is not in a virtual schema granted");
+    refused("engineer", "CREATE TABLE hr.people2 (a INT)", "not in a virtual schema granted");
+    // a physical name is never a place
+    refused("engineer", "CREATE TABLE lakedb.raw.t (a INT)", "a table reference names a catalog");
+    refused("engineer", "CREATE TABLE phys.main.t AS SELECT 1", "a table reference names a catalog");
+    // the AS SELECT part reads only what the principal may read
+    refused("engineer", "CREATE TABLE sales.lake.t AS SELECT * FROM lakedb.raw.x", "a table reference names a catalog");
+    refused("lakereader", "CREATE VIEW sales.lake.v AS SELECT * FROM sales.orders", "lacks create");
+    // a view other principals may read must not read this principal's temporary tables
+    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM temp.scratch", "cannot read a temporary table");
+    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM orders, scratch", "cannot read a temporary table");
+    let t = temp("engineer", "scratch");
+    let v = temp("engineer", "v");
+    rewrites_to("engineer", "CREATE TEMP VIEW v AS SELECT * FROM scratch", &format!(r#"CREATE TEMPORARY VIEW {v} AS SELECT * FROM {t} AS "scratch""#));
+}
+
+#[test]
+fn only_plain_ddl_forms() {
+    refused("engineer", "CREATE TABLE sales.lake.t (a INT REFERENCES orders (id))", "column option is not supported");
+    refused("engineer", "CREATE TABLE sales.lake.t (a INT, FOREIGN KEY (a) REFERENCES orders (id))", "table constraint is not supported");
+    refused("engineer", "CREATE TABLE sales.lake.t (a physdb.main.mytype)", "column type must not be qualified");
+    refused("engineer", "DROP TABLE sales.lake.t CASCADE", "this DROP form is not supported");
+    refused("engineer", "DROP SCHEMA sales.lake", "statement type DROP SCHEMA is not permitted");
+    refused("engineer", "CREATE SCHEMA lakedb.other", "statement type CREATE SCHEMA is not permitted");
+    refused("engineer", "CREATE INDEX i ON sales.lake.t (a)", "statement type CREATE INDEX is not permitted");
+    refused("engineer", "CREATE SEQUENCE s", "statement type CREATE SEQUENCE is not permitted");
+    refused("engineer", "CREATE SECRET s (TYPE s3)", "not permitted");
+    refused("engineer", "CREATE MACRO m() AS 1", "statement type CREATE MACRO is not permitted");
+    refused("engineer", "ALTER TABLE sales.lake.t ADD COLUMN b INT", "statement type ALTER TABLE is not permitted");
+}
