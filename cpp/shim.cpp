@@ -286,6 +286,43 @@ extern "C" bool acl_shim_describe(duckdb_client_context ctx, const char *sql, si
 	}
 }
 
+// The tables and views of a physical schema (a virtual schema's target, specs/005 "Metadata"),
+// as `(name, "BASE TABLE" | "VIEW")`, read from the Catalog in the caller's context and
+// transaction (so its own uncommitted DDL shows, as for `acl_shim_describe`). The Catalog API
+// rather than `duckdb_tables()` through the C API: a nested query from inside a bind would need
+// a second connection, i.e. another transaction. Temp and system catalogs are never enumerated
+// (their contents are per connection or internal, and the listing's cache stamp leaves them out).
+// `false`: the schema is missing or could not be read.
+extern "C" bool acl_shim_schema_objects(duckdb_client_context ctx, const char *db, size_t db_len, const char *schema,
+                                        size_t schema_len, AclColumnSink sink, void *user) {
+	try {
+		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
+		auto entry = Catalog::GetSchema(context, Identifier(string(db, db_len)), Identifier(string(schema, schema_len)),
+		                                OnEntryNotFound::RETURN_NULL);
+		if (!entry) {
+			return false;
+		}
+		auto &catalog = entry->ParentCatalog();
+		if (catalog.IsTemporaryCatalog() || catalog.IsSystemCatalog()) {
+			return false;
+		}
+		// Tables and views may share one catalog set: each scan keeps only its own type.
+		for (auto type : {CatalogType::TABLE_ENTRY, CatalogType::VIEW_ENTRY}) {
+			entry->Scan(context, type, [&](CatalogEntry &e) {
+				if (e.type != type || e.internal || e.temporary) {
+					return;
+				}
+				auto &name = e.name.GetIdentifierName();
+				string kind = type == CatalogType::VIEW_ENTRY ? "VIEW" : "BASE TABLE";
+				sink(user, name.data(), name.size(), kind.data(), kind.size());
+			});
+		}
+		return true;
+	} catch (...) {
+		return false;
+	}
+}
+
 // A number that changes whenever any attached database's catalog changes (DDL committed, or
 // made in the caller's transaction) or a database is attached or detached: the listing's cache
 // key. Temp and system catalogs are left out. 0 means "do not cache" (a failure, or a catalog without versions).

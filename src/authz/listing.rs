@@ -7,7 +7,7 @@
 //! holds select, else the shape of its first write capability; an object whose roles disagree on
 //! the column list (refused for reads, see `layers`) is listed without columns.
 use super::{Resolved, View};
-use crate::policy::{Caps, ObjKey, Relation, RelationKind, DEFAULT_SCHEMA};
+use crate::policy::{Caps, ObjKey, Relation, RelationKind, VirtualSchema, DEFAULT_SCHEMA};
 
 /// How the listing presents an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +44,20 @@ pub struct Listing<'p> {
     pub schemas: Vec<(String, String)>,
     /// By catalog, schema, name.
     pub objects: Vec<Listed<'p>>,
+    /// Virtual schemas whose objects are listed: those whose schema grant holds a data capability
+    /// (the capabilities a name in them resolves with). Their objects are whatever the physical
+    /// schema holds when the listing binds (`acl_meta`), so only the alias is known here.
+    pub aliases: Vec<Aliased<'p>>,
+}
+
+/// A virtual schema as the listing sees it: `catalog.schema` names every table and view of
+/// `target`, RENAME form, with `caps`.
+#[derive(Debug)]
+pub struct Aliased<'p> {
+    pub catalog: String,
+    pub schema: String,
+    pub target: &'p VirtualSchema,
+    pub caps: Caps,
 }
 
 impl<'p> View<'p> {
@@ -71,6 +85,17 @@ impl<'p> View<'p> {
                     RelationKind::View(_) => ObjectType::View,
                 };
                 out.objects.push(Listed { key, relation, object_type, caps, layers });
+            }
+            // A schema grant shows its schema (even one holding only create/drop); the schema's
+            // objects when it holds a data capability, as `View::object` resolves them.
+            for (schema, target) in &catalog.schemas {
+                let Some(caps) = self.schema_caps(name, schema) else { continue };
+                if !out.schemas.iter().any(|(c, s)| c == name && s == schema) {
+                    out.schemas.push((name.to_string(), schema.clone()));
+                }
+                if !caps.data().is_empty() {
+                    out.aliases.push(Aliased { catalog: name.to_string(), schema: schema.clone(), target, caps: caps.data() });
+                }
             }
         }
         out.schemas.sort();

@@ -23,7 +23,7 @@ pub enum Layer<'p> {
 }
 
 mod listing;
-pub use listing::{Listed, Listing, ObjectType};
+pub use listing::{Aliased, Listed, Listing, ObjectType};
 
 /// Who a statement runs as, after the prefix was verified.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 //! re-derives the principal's view from the current policy, and asks the shim to bind each
 //! object's exposed query in the caller's context for its column names and types; the result is
 //! cached by policy version, principal and the host's catalog stamp.
+use crate::authz::ObjectType;
 use crate::state::State;
 use libduckdb_sys as sys;
 use std::ffi::{c_void, CStr, CString};
@@ -15,6 +16,15 @@ type ColumnSink = unsafe extern "C" fn(*mut c_void, *const u8, usize, *const u8,
 extern "C" {
     fn acl_shim_describe(ctx: sys::duckdb_client_context, sql: *const u8, len: usize, sink: ColumnSink, user: *mut c_void) -> bool;
     fn acl_shim_catalog_stamp(ctx: sys::duckdb_client_context) -> u64;
+    fn acl_shim_schema_objects(
+        ctx: sys::duckdb_client_context,
+        db: *const u8,
+        db_len: usize,
+        schema: *const u8,
+        schema_len: usize,
+        sink: ColumnSink,
+        user: *mut c_void,
+    ) -> bool;
 }
 
 pub(super) unsafe fn register(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
@@ -91,7 +101,19 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
             let ok = acl_shim_describe(ctx, sql.as_ptr(), sql.len(), sink, &mut cols as *mut _ as *mut c_void);
             ok.then(|| Arc::new(cols))
         };
-        let rows = state.meta.rows(&state.policy(), &arg, stamp, &mut describe);
+        // A virtual schema's tables and views, enumerated in the caller's context as well.
+        let mut schema_objects = |db: &str, schema: &str| -> Option<Vec<(String, ObjectType)>> {
+            let mut found: Vec<(String, String)> = Vec::new();
+            let user = &mut found as *mut _ as *mut c_void;
+            let ok = acl_shim_schema_objects(ctx, db.as_ptr(), db.len(), schema.as_ptr(), schema.len(), sink, user);
+            ok.then(|| {
+                found
+                    .into_iter()
+                    .map(|(name, kind)| (name, if kind == "VIEW" { ObjectType::View } else { ObjectType::Table }))
+                    .collect()
+            })
+        };
+        let rows = state.meta.rows(&state.policy(), &arg, stamp, &mut describe, &mut schema_objects);
         sys::duckdb_destroy_client_context(&mut ctx);
         let rows = rows.map_err(|e| e.to_string())?;
         let data = Box::into_raw(Box::new(Bound { rows, kind, width: columns.len() })) as *mut c_void;

@@ -329,13 +329,19 @@ pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Opti
     }))
 }
 
-/// The listing rows of the principal `arg` names, under `policy`. `describe` returns the output
-/// columns `(name, type)` of an exposed query, or `None` when it does not bind (the object is
-/// then listed without columns).
+/// The columns `(name, type)` of an exposed query, or `None` when it does not bind.
+pub type Describe<'a> = dyn FnMut(&str) -> Option<std::sync::Arc<Vec<(String, String)>>> + 'a;
+/// The tables and views physical schema `(db, schema)` holds now, or `None` when it cannot be read.
+pub type SchemaObjects<'a> = dyn FnMut(&str, &str) -> Option<Vec<(String, ObjectType)>> + 'a;
+
+/// The listing rows of the principal `arg` names, under `policy`. `describe` gives each object's
+/// columns (an object whose query does not bind is listed without columns); `schema_objects`
+/// enumerates the physical schema behind each virtual schema the listing reaches into.
 pub fn listing_rows(
     policy: &Policy,
     arg: &str,
-    describe: &mut dyn FnMut(&str) -> Option<std::sync::Arc<Vec<(String, String)>>>,
+    describe: &mut Describe<'_>,
+    schema_objects: &mut SchemaObjects<'_>,
 ) -> Result<MetaRows> {
     let principal = principal_from_arg(arg)?;
     let view = View::new(policy, &principal)?;
@@ -350,35 +356,60 @@ pub fn listing_rows(
     for o in &listing.objects {
         let cols = exposed_sql(&view, o)?.and_then(|sql| describe(&sql));
         let k = &o.key;
-        let table_type = match o.object_type {
-            ObjectType::Table => "BASE TABLE",
-            ObjectType::View => "VIEW",
-        };
-        out.tables.push(vec![
-            Some(k.catalog.clone()),
-            Some(k.schema.clone()),
-            Some(k.name.clone()),
-            Some(table_type.into()),
-            o.relation.comment.clone(),
-            cols.as_ref().map(|c| c.len().to_string()),
-            Some(if o.insertable() { "YES" } else { "NO" }.into()),
-        ]);
-        for (i, (name, ty)) in cols.iter().flat_map(|c| c.iter()).enumerate() {
-            let (precision, radix, scale) = numeric(ty);
-            out.columns.push(vec![
-                Some(k.catalog.clone()),
-                Some(k.schema.clone()),
-                Some(k.name.clone()),
-                Some(name.clone()),
-                Some((i + 1).to_string()),
-                Some(ty.clone()),
-                precision,
-                radix,
-                scale,
-            ]);
+        let names = [k.catalog.as_str(), k.schema.as_str(), k.name.as_str()];
+        out.push(names, o.object_type, o.relation.comment.clone(), cols.as_deref(), o.insertable());
+    }
+    // A virtual schema's objects: every table and view its physical schema holds now, under the
+    // virtual catalog and schema, RENAME form (physical columns as they are, no comment: the
+    // physical object's comment is the operator's, not the policy's).
+    for a in &listing.aliases {
+        let mut found = schema_objects(&a.target.db, &a.target.schema).unwrap_or_default();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, object_type) in found {
+            let sql = format!(
+                "SELECT * FROM {}.{}.{}",
+                quoted_sql(&a.target.db),
+                quoted_sql(&a.target.schema),
+                quoted_sql(&name)
+            );
+            let cols = describe(&sql);
+            let insertable = object_type == ObjectType::Table && a.caps.contains(crate::policy::Caps::INSERT);
+            out.push([&a.catalog, &a.schema, &name], object_type, None, cols.as_deref(), insertable);
         }
     }
     Ok(out)
+}
+
+impl MetaRows {
+    /// One object's `tables` row and its `columns` rows.
+    fn push(
+        &mut self,
+        [catalog, schema, name]: [&str; 3],
+        object_type: ObjectType,
+        comment: Option<String>,
+        cols: Option<&Vec<(String, String)>>,
+        insertable: bool,
+    ) {
+        let table_type = match object_type {
+            ObjectType::Table => "BASE TABLE",
+            ObjectType::View => "VIEW",
+        };
+        let names = || [Some(catalog.to_string()), Some(schema.to_string()), Some(name.to_string())];
+        let mut row = names().to_vec();
+        row.extend([
+            Some(table_type.into()),
+            comment,
+            cols.map(|c| c.len().to_string()),
+            Some(if insertable { "YES" } else { "NO" }.into()),
+        ]);
+        self.tables.push(row);
+        for (i, (column, ty)) in cols.into_iter().flatten().enumerate() {
+            let (precision, radix, scale) = numeric(ty);
+            let mut row = names().to_vec();
+            row.extend([Some(column.clone()), Some((i + 1).to_string()), Some(ty.clone()), precision, radix, scale]);
+            self.columns.push(row);
+        }
+    }
 }
 
 /// `numeric_precision`, `_radix`, `_scale` as DuckDB reports them for a type.
@@ -463,7 +494,7 @@ mod tests {
             };
             Some(std::sync::Arc::new(cols))
         };
-        let rows = listing_rows(&p, &arg, &mut describe).unwrap();
+        let rows = listing_rows(&p, &arg, &mut describe, &mut |_, _| None).unwrap();
         // each object's exposed query, claims substituted, is what gets bound
         assert_eq!(asked.len(), 3);
         assert!(asked.iter().any(|q| q.contains("tenant = 'acme'")), "{asked:?}");
@@ -476,10 +507,58 @@ mod tests {
         assert_eq!(tables, [("orders", "BASE TABLE"), ("people", "BASE TABLE"), ("v", "VIEW")]);
         assert_eq!(rows.columns.len(), 4);
         // a shape that does not bind: listed without columns
-        let rows = listing_rows(&p, &arg, &mut |_| None).unwrap();
+        let rows = listing_rows(&p, &arg, &mut |_| None, &mut |_, _| None).unwrap();
         assert_eq!((rows.tables.len(), rows.columns.len()), (3, 0));
         // a principal whose role is gone gets an error, not someone else's listing
-        assert!(listing_rows(&p, &principal_arg(&Principal::role("ghost")), &mut |_| None).is_err());
+        assert!(listing_rows(&p, &principal_arg(&Principal::role("ghost")), &mut |_| None, &mut |_, _| None).is_err());
+    }
+
+    #[test]
+    fn a_virtual_schema_lists_what_its_physical_schema_holds_under_virtual_names() {
+        let mut p = policy();
+        for s in [
+            "CREATE VIRTUAL SCHEMA sales.lake AS lakedb.raw_zone",
+            "CREATE ROLE reader",
+            "GRANT SCHEMA sales.lake TO ROLE reader WITH (select, insert)",
+            "CREATE ROLE maker",
+            "GRANT SCHEMA sales.lake TO ROLE maker WITH (create, drop)",
+        ] {
+            crate::admin::apply(&mut p, &crate::admin::parse(s).unwrap()).unwrap();
+        }
+        let mut enumerated = Vec::new();
+        let mut schema_objects = |db: &str, schema: &str| {
+            enumerated.push(format!("{db}.{schema}"));
+            Some(vec![("zeta_v".to_string(), ObjectType::View), ("events".to_string(), ObjectType::Table)])
+        };
+        let mut asked = Vec::new();
+        let mut describe = |sql: &str| {
+            asked.push(sql.to_string());
+            Some(std::sync::Arc::new(vec![("id".to_string(), "BIGINT".to_string())]))
+        };
+        let rows = listing_rows(&p, &principal_arg(&Principal::role("reader")), &mut describe, &mut schema_objects).unwrap();
+        assert_eq!(enumerated, ["lakedb.raw_zone"]);
+        assert_eq!(asked, [r#"SELECT * FROM "lakedb"."raw_zone"."events""#, r#"SELECT * FROM "lakedb"."raw_zone"."zeta_v""#]);
+        let tables: Vec<Vec<&str>> =
+            rows.tables.iter().map(|r| r.iter().map(|v| v.as_deref().unwrap_or("NULL")).collect()).collect();
+        assert_eq!(
+            tables,
+            [["sales", "lake", "events", "BASE TABLE", "NULL", "1", "YES"], ["sales", "lake", "zeta_v", "VIEW", "NULL", "1", "NO"]]
+        );
+        assert_eq!(rows.columns.len(), 2);
+        let schemas: Vec<&str> = rows.schemas.iter().map(|r| r[1].as_deref().unwrap()).collect();
+        assert_eq!(schemas, ["lake", "main"]);
+        let all = format!("{rows:?}");
+        assert!(!all.contains("lakedb") && !all.contains("raw_zone"), "{all}");
+        // a grant without a data capability shows the schema, not what is in it
+        let rows = listing_rows(&p, &principal_arg(&Principal::role("maker")), &mut |_| None, &mut |_, _| {
+            panic!("enumerated for a grant without data capabilities")
+        })
+        .unwrap();
+        assert_eq!((rows.schemas.len(), rows.tables.len()), (2, 0));
+        // a catalog grant does not reach into the virtual schema
+        let rows =
+            listing_rows(&p, &principal_arg(&Principal::role("analyst")), &mut |_| None, &mut |_, _| panic!("enumerated")).unwrap();
+        assert!(rows.schemas.iter().all(|r| r[1].as_deref() != Some("lake")));
     }
 
     #[test]
@@ -509,10 +588,14 @@ impl MetaCache {
         policy: &Policy,
         arg: &str,
         stamp: u64,
-        describe: &mut dyn FnMut(&str) -> Option<std::sync::Arc<Vec<(String, String)>>>,
+        describe: &mut Describe<'_>,
+        schema_objects: &mut SchemaObjects<'_>,
     ) -> Result<std::sync::Arc<MetaRows>> {
+        // A virtual schema's contents are part of the listing: the stamp moves with any DDL in
+        // its physical schema (whose catalog is never temp or system, see the shim), so a cached
+        // listing never misses a table created there.
         if stamp == 0 {
-            return listing_rows(policy, arg, describe).map(std::sync::Arc::new);
+            return listing_rows(policy, arg, describe, schema_objects).map(std::sync::Arc::new);
         }
         let key = (policy.version, arg.to_string(), stamp);
         if let Some(hit) = self.listings.get(&key) {
@@ -530,7 +613,7 @@ impl MetaCache {
             self.shapes.insert(k, cols.clone());
             cols
         };
-        let rows = std::sync::Arc::new(listing_rows(policy, arg, &mut shaped)?);
+        let rows = std::sync::Arc::new(listing_rows(policy, arg, &mut shaped, schema_objects)?);
         if self.listings.len() >= MAX_CACHED {
             self.listings.clear();
         }
