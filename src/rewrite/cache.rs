@@ -13,6 +13,8 @@ const MAX_ENTRIES: usize = 4_096;
 pub struct Cached {
     pub sql: String,
     pub names: Vec<(String, String)>,
+    /// What DuckDB's parse of `sql` may name (`defence`).
+    pub allowed: Arc<super::Allowed>,
 }
 
 #[derive(Default)]
@@ -52,7 +54,7 @@ mod tests {
         let mut get = |v: u64| {
             c.get_or(v, "role:a", "SELECT 1", || {
                 calls += 1;
-                Ok(Cached { sql: "x".into(), names: vec![] })
+                Ok(Cached { sql: "x".into(), names: vec![], allowed: Default::default() })
             })
             .unwrap()
         };

@@ -117,6 +117,10 @@ impl Resolver<'_, '_, '_> {
             return Err(AclError::refused(format!("{} is a view and read-only", resolved.key)));
         };
         let write = writes::for_target(self.view, &resolved, &self.view.layers(&resolved, needed)?)?;
+        if write.is_some() {
+            // The write check calls error() by name (writes.rs).
+            self.decision.functions.push(vec!["error".into()]);
+        }
         *name = physical_name(phys);
         self.handled.insert(addr(name));
         self.decision.physical.push(phys.clone());
@@ -383,6 +387,34 @@ impl sqlparser::ast::Visitor for MapNames<'_, '_> {
         {
             let phys = PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() };
             self.decision.map_object(&phys, self.key);
+        }
+        ControlFlow::Continue(())
+    }
+
+    // What the policy's SQL names joins the second check's allowed set (spec 011).
+    fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, args, .. } = tf {
+            match (args, name.0.as_slice()) {
+                (Some(_), _) => self.decision.table_functions.push(name.clone()),
+                (None, [ObjectNamePart::Identifier(d), ObjectNamePart::Identifier(s), ObjectNamePart::Identifier(t)]) => {
+                    self.decision.trusted_tables.push(PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() })
+                }
+                _ => {}
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if let Some(with) = &q.with {
+            self.decision.ctes.extend(with.cte_tables.iter().map(|c| c.alias.name.value.clone()));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            self.decision.functions.push(super::defence::parts(&f.name));
         }
         ControlFlow::Continue(())
     }
