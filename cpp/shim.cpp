@@ -367,6 +367,7 @@ private:
 // The policy version a statement was decided under travels in its query text (statement->query,
 // which DuckDB copies into a prepared statement), so an execution can tell it is stale.
 const char *const VERSION_TAG = "/* acl:policy-version=";
+const char *const STALE = "acl: the policy changed since this statement was prepared; prepare it again";
 
 string VersionTag(uint64_t version) {
 	return string(VERSION_TAG) + std::to_string(version) + " */ ";
@@ -404,7 +405,7 @@ public:
 		auto &unbound = info.prepared_statement.unbound_statement;
 		uint64_t version;
 		if (unbound && TaggedVersion(unbound->query, version) && version != acl_rs_policy_version(state)) {
-			throw PermissionException("acl: the policy changed since this statement was prepared; prepare it again");
+			throw PermissionException(STALE);
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
@@ -470,10 +471,16 @@ private:
 };
 
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
+	auto &acl = info->Cast<AclParserInfo>();
+	// Text we produced coming back (a client re-parses a statement's query text, e.g. for a
+	// relation): it runs only under the policy it was decided with.
+	uint64_t tagged;
+	if (TaggedVersion(query, tagged) && tagged != acl_rs_policy_version(acl.state)) {
+		throw PermissionException(STALE);
+	}
 	if (!acl_rs_is_ours(query.data(), query.size())) {
 		return ParserOverrideResult();
 	}
-	auto &acl = info->Cast<AclParserInfo>();
 	// DuckDB's own tokenizer finds the statement boundaries, so quotes, $$ strings and
 	// comments split exactly as DuckDB would split them.
 	auto simplified = Parser::Tokenize(query);
@@ -531,6 +538,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 		}
 		if (acl_rs_versioned(guard.out.check, i)) {
 			statement.query = VersionTag(guard.out.version) + statement.query;
+			statement.stmt_location = QueryLocation(0, statement.query.size());
 		}
 	}
 	auto names = guard.Names();
