@@ -58,6 +58,7 @@ void acl_rs_out_free(AclOut *out);
 bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_refs, const AclStr *strs,
                   size_t n_strs, AclOut *out);
 bool acl_rs_versioned(const void *check, size_t index);
+bool acl_rs_defence_on(const void *check, size_t index);
 uint64_t acl_rs_policy_version(const void *state);
 bool acl_rs_translate_error(const char *names, size_t names_len, const char *message, size_t message_len,
                             AclOut *out);
@@ -525,16 +526,18 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	}
 	for (idx_t i = 0; i < parser.statements.size(); i++) {
 		auto &statement = *parser.statements[i];
-		ParsedNames parsed;
-		try {
-			parsed.Statement(statement);
-		} catch (std::exception &) {
-			throw InvalidInputException("acl: internal error: the second check could not read the statement");
-		}
-		OutGuard failure;
-		if (!acl_rs_check(guard.out.check, i, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
-		                  parsed.strs.size(), &failure.out)) {
-			throw InvalidInputException(failure.Text());
+		if (acl_rs_defence_on(guard.out.check, i)) {
+			ParsedNames parsed;
+			try {
+				parsed.Statement(statement);
+			} catch (std::exception &) {
+				throw InvalidInputException("acl: internal error: the second check could not read the statement");
+			}
+			OutGuard failure;
+			if (!acl_rs_check(guard.out.check, i, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
+			                  parsed.strs.size(), &failure.out)) {
+				throw InvalidInputException(failure.Text());
+			}
 		}
 		if (acl_rs_versioned(guard.out.check, i)) {
 			statement.query = VersionTag(guard.out.version) + statement.query;

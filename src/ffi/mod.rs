@@ -272,6 +272,20 @@ pub unsafe extern "C" fn acl_rs_check(
     }
 }
 
+/// Is statement `index` checked at all (management statements and the `no_defence` test fault
+/// are not)? Lets the shim skip listing what nothing will compare.
+///
+/// # Safety
+/// `check` is null or the `AclOut::check` of a live output.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_defence_on(check: *const c_void, index: usize) -> bool {
+    if check.is_null() {
+        return true; // acl_rs_check then refuses
+    }
+    let checks = unsafe { &*(check as *const Checks) };
+    !checks.off && !matches!(checks.statements.get(index), Some(None))
+}
+
 /// Does statement `index` depend on the policy (a prepared copy must not outlive a change)?
 ///
 /// # Safety

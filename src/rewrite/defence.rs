@@ -137,7 +137,6 @@ pub fn check<'a>(allowed: &Allowed, parsed: impl IntoIterator<Item = (u8, Vec<&'
             _ => false,
         };
         if !ok {
-            if std::env::var_os("ACL_DEBUG_DEFENCE").is_some() { eprintln!("DEFENCE {k} {:?} stmt={} allowed={:?}", path, allowed.statement, allowed.functions); }
             return Err(outside(match k {
                 kind::STATEMENT => "a statement type",
                 kind::TABLE | kind::INSERT_TARGET | kind::CTE_DEF => "a table",
