@@ -7,7 +7,7 @@ EXT_VERSION := $(shell sed -n 's/^version = "\(.*\)"/v\1/p' Cargo.toml | head -n
 STAGE2 := target/release/libacl.so
 EXT := build/release/acl.duckdb_extension
 
-.PHONY: all release venv test unit slt pytests demo bench clean
+.PHONY: all release faults venv test unit slt pytests demo bench clean
 
 all: release
 
@@ -28,6 +28,24 @@ $(EXT): $(STAGE2) cpp/loader.cpp extension-ci-tools/append_metadata.py
 
 FORCE:
 
+# The same extension with the `test-faults` feature (deliberate rewriter bugs behind
+# ACL_TEST_FAULT), only for test/python/test_defence.py. Its own target dir: switching features
+# in target/ would rebuild the crate and the shim each way.
+FAULTS_STAGE2 := target/faults/release/libacl.so
+FAULTS := build/faults/acl.duckdb_extension
+
+faults: $(FAULTS)
+
+$(FAULTS_STAGE2): FORCE
+	cargo build --release --locked --features test-faults --target-dir target/faults
+
+$(FAULTS): $(FAULTS_STAGE2) cpp/loader.cpp extension-ci-tools/append_metadata.py
+	@mkdir -p build/faults
+	g++ -std=c++17 -O2 -fPIC -shared -fvisibility=hidden -D_GLIBCXX_USE_CXX11_ABI=1 \
+	    -DACL_STAGE2_PATH='"$(abspath $(FAULTS_STAGE2))"' cpp/loader.cpp -o build/faults/acl_stage1.so -ldl
+	$(PYTHON) extension-ci-tools/append_metadata.py build/faults/acl_stage1.so $@ \
+	    --extension-version $(EXT_VERSION)
+
 venv: $(VENV)/.ok
 
 $(VENV)/.ok: test/requirements.txt
@@ -41,8 +59,8 @@ unit:
 slt: venv release
 	$(PY) test/runner.py --extension $(EXT) test/sql
 
-pytests: venv release
-	@for t in test/python/test_*.py; do echo "== $$t"; $(PY) $$t --extension $(EXT) || exit 1; done
+pytests: venv release faults
+	@for t in test/python/test_*.py; do echo "== $$t"; $(PY) $$t --extension $(EXT) --faults-extension $(FAULTS) || exit 1; done
 
 # The SQL logic tests run last so that their summary is the closing line. A short fuzz run of
 # every target (FUZZ_SECONDS each) is part of the suite.

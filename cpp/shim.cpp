@@ -8,13 +8,24 @@
 #include "duckdb/main/client_context_state.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
+#include "duckdb/parser/expression/list.hpp"
+#include "duckdb/parser/parsed_expression_iterator.hpp"
 #include "duckdb/parser/parser.hpp"
 #include "duckdb/parser/parser_extension.hpp"
 #include "duckdb/planner/binder.hpp"
 #include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
 #include "duckdb/catalog/catalog.hpp"
+#include "duckdb/parser/query_node/list.hpp"
+#include "duckdb/parser/statement/list.hpp"
+#include "duckdb/parser/tableref/list.hpp"
+#include "duckdb/parser/parsed_data/create_table_info.hpp"
+#include "duckdb/parser/parsed_data/create_view_info.hpp"
+#include "duckdb/parser/constraints/check_constraint.hpp"
+#include "duckdb/main/prepared_statement_data.hpp"
 
 #include <cstdint>
+#include <cstring>
+#include <deque>
 #include <cstdlib>
 
 using namespace duckdb;
@@ -32,6 +43,17 @@ struct AclOut {
 	AclBuf text;
 	AclBuf names;
 	uint64_t n_statements;
+	void *check;
+	uint64_t version;
+};
+struct AclRef {
+	uint8_t kind;
+	uint32_t first;
+	uint32_t count;
+};
+struct AclStr {
+	const char *ptr;
+	size_t len;
 };
 void *acl_rs_state_new(void);
 void acl_rs_state_free(void *state);
@@ -40,6 +62,11 @@ int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToke
                        uint64_t clock_skew, AclOut *out);
 int32_t acl_rs_rewrite_cached(void *state, const char *query, size_t len, uint64_t clock_skew, AclOut *out);
 void acl_rs_out_free(AclOut *out);
+bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_refs, const AclStr *strs,
+                  size_t n_strs, AclOut *out);
+bool acl_rs_versioned(const void *check, size_t index);
+bool acl_rs_defence_on(const void *check, size_t index);
+uint64_t acl_rs_policy_version(const void *state);
 bool acl_rs_translate_error(const char *names, size_t names_len, const char *message, size_t message_len,
                             AclOut *out);
 bool acl_rs_register(void *state, void *info, const duckdb_extension_access *access);
@@ -63,7 +90,7 @@ struct AclParserInfo : public ParserExtensionInfo {
 
 // Owns the Rust output buffer for the duration of one override call.
 struct OutGuard {
-	AclOut out {{nullptr, 0}, {nullptr, 0}, 0};
+	AclOut out {{nullptr, 0}, {nullptr, 0}, 0, nullptr, 0};
 	~OutGuard() {
 		acl_rs_out_free(&out);
 	}
@@ -78,11 +105,357 @@ struct OutGuard {
 	}
 };
 
+// The second line of defence (specs/011): lists what DuckDB's own parse of a rewritten statement
+// names, for Rust to compare with the decision. It decides nothing; what it does not model is
+// listed as OTHER (refused). Iterative, so a deep expression cannot exhaust the stack here.
+enum RefKind : uint8_t {
+	K_STATEMENT = 0,
+	K_TABLE = 1,
+	K_INSERT_TARGET = 2,
+	K_FUNCTION = 3,
+	K_OPERATOR = 4,
+	K_TABLE_FUNCTION = 5,
+	K_CTE_DEF = 6,
+	K_OTHER = 7
+};
+
+class ParsedNames {
+public:
+	vector<AclRef> refs;
+	vector<AclStr> strs;
+
+	void Statement(SQLStatement &statement) {
+		Literal(K_STATEMENT, StatementTypeToString(statement.type));
+		Body(statement);
+		while (!nodes.empty() || !tables.empty() || !exprs.empty()) {
+			if (!nodes.empty()) {
+				auto n = nodes.back();
+				nodes.pop_back();
+				VisitNode(*n);
+			} else if (!tables.empty()) {
+				auto t = tables.back();
+				tables.pop_back();
+				VisitTable(*t);
+			} else {
+				auto e = exprs.back();
+				exprs.pop_back();
+				VisitExpr(*e);
+			}
+		}
+	}
+
+private:
+	void Body(SQLStatement &statement) {
+		switch (statement.type) {
+		case StatementType::SELECT_STATEMENT:
+			Node(statement.Cast<SelectStatement>().node.get());
+			break;
+		case StatementType::INSERT_STATEMENT:
+			Node(statement.Cast<InsertStatement>().node.get());
+			break;
+		case StatementType::UPDATE_STATEMENT:
+			Node(statement.Cast<UpdateStatement>().node.get());
+			break;
+		case StatementType::DELETE_STATEMENT:
+			Node(statement.Cast<DeleteStatement>().node.get());
+			break;
+		case StatementType::MERGE_INTO_STATEMENT:
+			Node(statement.Cast<MergeIntoStatement>().node.get());
+			break;
+		case StatementType::EXPLAIN_STATEMENT: {
+			auto &inner = statement.Cast<ExplainStatement>().stmt;
+			if (inner) {
+				Body(*inner);
+			}
+			break;
+		}
+		case StatementType::CREATE_STATEMENT: {
+			// What a CREATE TABLE|VIEW reads or calls: its query, column defaults, CHECKs.
+			auto &info = statement.Cast<CreateStatement>().info;
+			if (info && info->type == CatalogType::TABLE_ENTRY) {
+				auto &table = info->Cast<CreateTableInfo>();
+				if (table.query) {
+					Node(table.query->node.get());
+				}
+				for (auto &col : table.columns.Logical()) {
+					if (col.HasDefaultValue()) {
+						exprs.push_back(const_cast<ParsedExpression *>(&col.DefaultValue()));
+					}
+				}
+				for (auto &c : table.constraints) {
+					if (c && c->type == ConstraintType::CHECK) {
+						Expr(c->Cast<CheckConstraint>().expression);
+					}
+				}
+			} else if (info && info->type == CatalogType::VIEW_ENTRY) {
+				auto &view = info->Cast<CreateViewInfo>();
+				if (view.query) {
+					Node(view.query->node.get());
+				}
+			} else {
+				Literal(K_OTHER, "CREATE");
+			}
+			break;
+		}
+		default:
+			break; // its type alone decides (transaction control, DROP: they read nothing)
+		}
+	}
+
+	vector<QueryNode *> nodes;
+	vector<TableRef *> tables;
+	vector<ParsedExpression *> exprs;
+	std::deque<string> literals; // a deque: pointers into it stay valid as it grows
+
+	void Literal(uint8_t kind, string text) {
+		literals.push_back(std::move(text));
+		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
+		strs.push_back(AclStr {literals.back().data(), literals.back().size()});
+	}
+	void Name(uint8_t kind, const QualifiedName &name) {
+		auto first = static_cast<uint32_t>(strs.size());
+		for (auto &part : name.Path()) {
+			auto &text = part.GetIdentifierName();
+			strs.push_back(AclStr {text.data(), text.size()});
+		}
+		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first)});
+	}
+	void Name(uint8_t kind, const Identifier &name) {
+		auto &text = name.GetIdentifierName();
+		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
+		strs.push_back(AclStr {text.data(), text.size()});
+	}
+	void Node(QueryNode *n) {
+		if (n) {
+			nodes.push_back(n);
+		}
+	}
+	void Table(TableRef *t) {
+		if (t) {
+			tables.push_back(t);
+		}
+	}
+	void Expr(unique_ptr<ParsedExpression> &e) {
+		if (e) {
+			exprs.push_back(e.get());
+		}
+	}
+	void Exprs(vector<unique_ptr<ParsedExpression>> &list) {
+		for (auto &e : list) {
+			Expr(e);
+		}
+	}
+	void SetInfo(UpdateSetInfo *info) {
+		if (info) {
+			Exprs(info->expressions);
+			Expr(info->condition);
+		}
+	}
+
+	void VisitNode(QueryNode &node) {
+		switch (node.type) {
+		case QueryNodeType::SELECT_NODE: {
+			auto &n = node.Cast<SelectNode>();
+			Exprs(n.select_list);
+			Exprs(n.groups.group_expressions);
+			Expr(n.where_clause);
+			Expr(n.having);
+			Expr(n.qualify);
+			Table(n.from_table.get());
+			break;
+		}
+		case QueryNodeType::SET_OPERATION_NODE:
+			for (auto &child : node.Cast<SetOperationNode>().children) {
+				Node(child.get());
+			}
+			break;
+		case QueryNodeType::RECURSIVE_CTE_NODE: {
+			auto &n = node.Cast<RecursiveCTENode>();
+			Node(n.left.get());
+			Node(n.right.get());
+			Exprs(n.key_targets);
+			break;
+		}
+		case QueryNodeType::INSERT_QUERY_NODE: {
+			auto &n = node.Cast<InsertQueryNode>();
+			Name(K_INSERT_TARGET, n.qualified_name);
+			if (n.select_statement) {
+				Node(n.select_statement->node.get());
+			}
+			Table(n.table_ref.get());
+			Exprs(n.returning_list);
+			if (n.on_conflict_info) {
+				SetInfo(n.on_conflict_info->set_info.get());
+				Expr(n.on_conflict_info->condition);
+			}
+			break;
+		}
+		case QueryNodeType::UPDATE_QUERY_NODE: {
+			auto &n = node.Cast<UpdateQueryNode>();
+			Table(n.table.get());
+			Table(n.from_table.get());
+			SetInfo(n.set_info.get());
+			Exprs(n.returning_list);
+			break;
+		}
+		case QueryNodeType::DELETE_QUERY_NODE: {
+			auto &n = node.Cast<DeleteQueryNode>();
+			Table(n.table.get());
+			for (auto &u : n.using_clauses) {
+				Table(u.get());
+			}
+			Expr(n.condition);
+			Exprs(n.returning_list);
+			break;
+		}
+		case QueryNodeType::MERGE_QUERY_NODE: {
+			auto &n = node.Cast<MergeQueryNode>();
+			Table(n.target.get());
+			Table(n.source.get());
+			Expr(n.join_condition);
+			for (auto &entry : n.actions) {
+				for (auto &action : entry.second) {
+					Expr(action->condition);
+					SetInfo(action->update_info.get());
+					Exprs(action->expressions);
+				}
+			}
+			Exprs(n.returning_list);
+			break;
+		}
+		default:
+			Literal(K_OTHER, "query node");
+			break;
+		}
+		ParsedExpressionIterator::EnumerateQueryNodeModifiers(node,
+		                                                      [&](unique_ptr<ParsedExpression> &e) { Expr(e); });
+		for (auto &kv : node.cte_map.map) {
+			Name(K_CTE_DEF, kv.first);
+			Node(kv.second->query_node.get());
+			Exprs(kv.second->key_targets);
+			Exprs(kv.second->payload_aggregates);
+		}
+	}
+
+	void VisitTable(TableRef &ref) {
+		switch (ref.type) {
+		case TableReferenceType::BASE_TABLE: {
+			auto &t = ref.Cast<BaseTableRef>();
+			Name(K_TABLE, t.GetQualifiedName());
+			if (t.at_clause) {
+				Literal(K_OTHER, "AT clause");
+			}
+			break;
+		}
+		case TableReferenceType::JOIN: {
+			auto &j = ref.Cast<JoinRef>();
+			Table(j.left.get());
+			Table(j.right.get());
+			Expr(j.condition);
+			break;
+		}
+		case TableReferenceType::SUBQUERY:
+			Node(ref.Cast<SubqueryRef>().subquery->node.get());
+			break;
+		case TableReferenceType::TABLE_FUNCTION: {
+			auto &f = ref.Cast<TableFunctionRef>();
+			if (f.function && f.function->GetExpressionClass() == ExpressionClass::FUNCTION) {
+				Name(K_TABLE_FUNCTION, f.function->Cast<FunctionExpression>().GetQualifiedName());
+			} else {
+				Literal(K_OTHER, "table function");
+			}
+			Expr(f.function);
+			if (f.subquery) {
+				Node(f.subquery->node.get());
+			}
+			break;
+		}
+		case TableReferenceType::EXPRESSION_LIST:
+			for (auto &row : ref.Cast<ExpressionListRef>().values) {
+				Exprs(row);
+			}
+			break;
+		case TableReferenceType::EMPTY_FROM:
+			break;
+		case TableReferenceType::SHOW_REF: {
+			auto &show = ref.Cast<ShowRef>();
+			Node(show.query.get());
+			if (!show.qualified_name.Path().empty()) {
+				Name(K_TABLE, show.qualified_name);
+			}
+			break;
+		}
+		default:
+			Literal(K_OTHER, "table reference");
+			break;
+		}
+	}
+
+	void VisitExpr(ParsedExpression &expr) {
+		switch (expr.GetExpressionClass()) {
+		case ExpressionClass::FUNCTION: {
+			auto &f = expr.Cast<FunctionExpression>();
+			Name(f.IsOperator() ? K_OPERATOR : K_FUNCTION, f.GetQualifiedName());
+			break;
+		}
+		case ExpressionClass::WINDOW:
+			Name(K_FUNCTION, expr.Cast<WindowExpression>().GetQualifiedName());
+			break;
+		case ExpressionClass::SUBQUERY:
+			Node(expr.Cast<SubqueryExpression>().SubqueryMutable()->node.get());
+			break;
+		default:
+			break;
+		}
+		ParsedExpressionIterator::EnumerateChildren(expr, [&](unique_ptr<ParsedExpression> &c) { Expr(c); });
+	}
+};
+
+// The policy version a statement was decided under travels in its query text (statement->query,
+// which DuckDB copies into a prepared statement), so an execution can tell it is stale.
+const char *const VERSION_TAG = "/* acl:policy-version=";
+const char *const STALE = "acl: the policy changed since this statement was prepared; prepare it again";
+
+string VersionTag(uint64_t version) {
+	return string(VERSION_TAG) + std::to_string(version) + " */ ";
+}
+
+bool TaggedVersion(const string &query, uint64_t &version) {
+	auto n = strlen(VERSION_TAG);
+	if (query.compare(0, n, VERSION_TAG) != 0) {
+		return false;
+	}
+	auto end = query.find(' ', n);
+	if (end == string::npos) {
+		return false;
+	}
+	try {
+		version = std::stoull(query.substr(n, end - n));
+	} catch (std::exception &) {
+		version = UINT64_MAX; // unreadable: never equal to the current version
+	}
+	return true;
+}
+
 // Per connection: the names each statement we produced was decided with, so DuckDB's own errors
 // about it (binder, constraint, conversion) are reported in the principal's names, without the
 // `LINE 1:` excerpt of the rewritten text.
 class AclClientState : public ClientContextState {
 public:
+	explicit AclClientState(void *state_p) : state(state_p) {
+	}
+	// A prepared statement we produced runs only under the policy it was decided with: a grant or
+	// revoke since then refuses it (PostgreSQL re-plans; we ask the client to prepare it again,
+	// which decides it anew).
+	RebindQueryInfo OnRebindPreparedStatement(ClientContext &, BindPreparedStatementCallbackInfo &info,
+	                                          RebindQueryInfo) override {
+		auto &unbound = info.prepared_statement.unbound_statement;
+		uint64_t version;
+		if (unbound && TaggedVersion(unbound->query, version) && version != acl_rs_policy_version(state)) {
+			throw PermissionException(STALE);
+		}
+		return RebindQueryInfo::DO_NOT_REBIND;
+	}
 	void Remember(const vector<unique_ptr<SQLStatement>> &statements, const string &names) {
 		lock_guard<mutex> guard(lock);
 		if (by_query.size() > MAX_REMEMBERED) {
@@ -138,16 +511,23 @@ private:
 		return guard.Text();
 	}
 
+	void *state;
 	mutex lock;
 	unordered_map<string, string> by_query;
 	string current;
 };
 
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
+	auto &acl = info->Cast<AclParserInfo>();
+	// Text we produced coming back (a client re-parses a statement's query text, e.g. for a
+	// relation): it runs only under the policy it was decided with.
+	uint64_t tagged;
+	if (TaggedVersion(query, tagged) && tagged != acl_rs_policy_version(acl.state)) {
+		throw PermissionException(STALE);
+	}
 	if (!acl_rs_is_ours(query.data(), query.size())) {
 		return ParserOverrideResult();
 	}
-	auto &acl = info->Cast<AclParserInfo>();
 	// Settings the decision depends on are read from the caller's context.
 	uint64_t clock_skew = DEFAULT_CLOCK_SKEW;
 	Value skew;
@@ -194,10 +574,32 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	if (parser.statements.size() != guard.out.n_statements) {
 		throw InvalidInputException("acl: internal error: the rewritten batch changed its statement count");
 	}
+	for (idx_t i = 0; i < parser.statements.size(); i++) {
+		auto &statement = *parser.statements[i];
+		if (acl_rs_defence_on(guard.out.check, i)) {
+			ParsedNames parsed;
+			try {
+				parsed.Statement(statement);
+			} catch (std::exception &) {
+				throw InvalidInputException("acl: internal error: the second check could not read the statement");
+			}
+			OutGuard failure;
+			if (!acl_rs_check(guard.out.check, i, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
+			                  parsed.strs.size(), &failure.out)) {
+				throw InvalidInputException(failure.Text());
+			}
+		}
+		if (acl_rs_versioned(guard.out.check, i)) {
+			statement.query = VersionTag(guard.out.version) + statement.query;
+			statement.stmt_location = QueryLocation(0, statement.query.size());
+		}
+	}
 	auto names = guard.Names();
-	if (options.context && !names.empty()) {
-		options.context->registered_state->GetOrCreate<AclClientState>("acl_errors")->Remember(parser.statements,
-		                                                                                       names);
+	if (options.context) {
+		auto client = options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state);
+		if (!names.empty()) {
+			client->Remember(parser.statements, names);
+		}
 	}
 	return ParserOverrideResult(std::move(parser.statements));
 }

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod auth;
 pub mod authz;
 pub mod error;
+pub mod faults;
 pub mod policy;
 pub mod prefix;
 pub mod rewrite;

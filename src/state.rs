@@ -24,11 +24,18 @@ pub struct State {
     /// carries it too (`policy.functions.host`), so a statement sees the list and the function
     /// grants of one moment; whoever replaces the policy wholesale must keep it.
     host: parking_lot::RwLock<Arc<crate::policy::functions::HostFunctions>>,
+    /// Test-only faults, fixed at load (none outside a `test-faults` build).
+    pub faults: crate::faults::Faults,
 }
 
 impl State {
     pub fn new() -> State {
-        State::default()
+        State { faults: crate::faults::Faults::from_env(), ..State::default() }
+    }
+
+    /// The version of the published policy (moves with every change).
+    pub fn policy_version(&self) -> u64 {
+        self.policy.load().version
     }
 
     pub fn policy(&self) -> Arc<Policy> {

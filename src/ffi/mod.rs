@@ -31,6 +31,32 @@ pub struct AclOut {
     /// `rewrite::Output::names`: for translating DuckDB's errors about the statements.
     names: AclBuf,
     n_statements: u64,
+    /// `Checks` (the second check's allowed sets) or null; freed with the rest.
+    check: *mut c_void,
+    /// The policy version the batch was decided under.
+    version: u64,
+}
+
+/// What the shim hands `acl_rs_check`: one name DuckDB's parse contains, as `count` strings
+/// starting at `first` in the string array.
+#[repr(C)]
+pub struct AclRef {
+    kind: u8,
+    first: u32,
+    count: u32,
+}
+
+#[repr(C)]
+pub struct AclStr {
+    ptr: *const u8,
+    len: usize,
+}
+
+/// One batch's allowed sets, per statement.
+struct Checks {
+    statements: Vec<Option<Arc<rewrite::Allowed>>>,
+    /// Test-only fault: accept everything.
+    off: bool,
 }
 
 extern "C-unwind" {
@@ -122,7 +148,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
         let tokens: Vec<Token> =
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
-        let settings = rewrite::Settings { clock_skew };
+        let settings = rewrite::Settings { clock_skew, faults: state.faults };
         let policy = state.policy();
         let out = rewrite::batch(&policy, &state.tokens, &state.rewrites, &settings, &batch)?;
         if let Some(reuse) = &out.reuse {
@@ -130,7 +156,14 @@ pub unsafe extern "C" fn acl_rs_rewrite(
                 version: policy.version,
                 token: reuse.token.clone(),
                 who: reuse.who.clone(),
-                output: rewrite::Output { sql: out.sql.clone(), statements: out.statements, names: out.names.clone(), reuse: None },
+                output: rewrite::Output {
+                    sql: out.sql.clone(),
+                    statements: out.statements,
+                    names: out.names.clone(),
+                    checks: out.checks.clone(),
+                    version: out.version,
+                    reuse: None,
+                },
             };
             state.batches.insert(query, entry);
         }
@@ -150,6 +183,9 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.text = AclBuf::from(o.sql);
             out.names = AclBuf::from(o.names);
             out.n_statements = o.statements as u64;
+            out.version = o.version;
+            let checks = Checks { statements: o.checks, off: state.faults.no_defence };
+            out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
         Ok(Err(e)) => {
@@ -185,7 +221,7 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
     let bytes = unsafe { std::slice::from_raw_parts(query, len) };
     let hit = catch_unwind(AssertUnwindSafe(|| {
         let query = std::str::from_utf8(bytes).ok()?;
-        let settings = rewrite::Settings { clock_skew };
+        let settings = rewrite::Settings { clock_skew, faults: state.faults };
         rewrite::batch_cached(&state.policy(), &state.tokens, &state.batches, &settings, query)
     }));
     match hit {
@@ -194,6 +230,9 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
             out.text = AclBuf::from(entry.output.sql.clone());
             out.names = AclBuf::from(entry.output.names.clone());
             out.n_statements = entry.output.statements as u64;
+            out.version = entry.output.version;
+            let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence };
+            out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
         // A panic here is a miss: the full path decides (and refuses on a panic of its own).
@@ -225,6 +264,106 @@ pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
     let out = unsafe { &mut *out };
     out.text.free();
     out.names.free();
+    if !out.check.is_null() {
+        let check = std::mem::replace(&mut out.check, std::ptr::null_mut());
+        let _ = catch_unwind(|| drop(unsafe { Box::from_raw(check as *mut Checks) }));
+    }
+}
+
+/// The second line of defence: statement `index` of a batch, as DuckDB parsed it (`refs` over
+/// `strs`), against what the rules allowed. True when it passes; otherwise `out.text` says why
+/// (naming nothing). A statement with no allowed set (management) passes.
+///
+/// # Safety
+/// `check` is the `AclOut::check` of a live output; `refs`/`strs` point to `n_refs`/`n_strs`
+/// items whose strings are readable; `out` is writable and later released with `acl_rs_out_free`.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_check(
+    check: *const c_void,
+    index: usize,
+    refs: *const AclRef,
+    n_refs: usize,
+    strs: *const AclStr,
+    n_strs: usize,
+    out: *mut AclOut,
+) -> bool {
+    let fail = |out: *mut AclOut, msg: String| {
+        unsafe { (*out).text = AclBuf::from(msg) };
+        false
+    };
+    if check.is_null() {
+        return fail(out, AclError::internal("the second check has no decision").to_string());
+    }
+    let checks = unsafe { &*(check as *const Checks) };
+    let refs = if n_refs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(refs, n_refs) } };
+    let strs = if n_strs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(strs, n_strs) } };
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), AclError> {
+        let allowed = match checks.statements.get(index) {
+            Some(Some(a)) => a,
+            Some(None) => return Ok(()),
+            None => return Err(AclError::internal("the second check lost count of the statements")),
+        };
+        if checks.off {
+            return Ok(());
+        }
+        let mut parsed = Vec::with_capacity(refs.len());
+        for r in refs {
+            let (first, count) = (r.first as usize, r.count as usize);
+            let Some(parts) = strs.get(first..first + count) else {
+                return Err(AclError::internal("the second check got a malformed list"));
+            };
+            let mut path = Vec::with_capacity(count);
+            for p in parts {
+                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr, p.len) } };
+                // A name that is not UTF-8 matches nothing the rules allowed.
+                path.push(std::str::from_utf8(bytes).unwrap_or("\u{fffd}"));
+            }
+            parsed.push((r.kind, path));
+        }
+        rewrite::defence_check(allowed, parsed)
+    }));
+    match result {
+        Ok(Ok(())) => true,
+        Ok(Err(e)) => fail(out, e.to_string()),
+        Err(_) => fail(out, AclError::internal("the second check failed; the statement was refused").to_string()),
+    }
+}
+
+/// Is statement `index` checked at all (management statements and the `no_defence` test fault
+/// are not)? Lets the shim skip listing what nothing will compare.
+///
+/// # Safety
+/// `check` is null or the `AclOut::check` of a live output.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_defence_on(check: *const c_void, index: usize) -> bool {
+    if check.is_null() {
+        return true; // acl_rs_check then refuses
+    }
+    let checks = unsafe { &*(check as *const Checks) };
+    !checks.off && !matches!(checks.statements.get(index), Some(None))
+}
+
+/// Does statement `index` depend on the policy (a prepared copy must not outlive a change)?
+///
+/// # Safety
+/// `check` is null or the `AclOut::check` of a live output.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_versioned(check: *const c_void, index: usize) -> bool {
+    if check.is_null() {
+        return false;
+    }
+    let checks = unsafe { &*(check as *const Checks) };
+    matches!(checks.statements.get(index), Some(Some(a)) if a.versioned)
+}
+
+/// The version of the policy published now.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_policy_version(state: *const c_void) -> u64 {
+    let state = unsafe { &*(state as *const State) };
+    catch_unwind(AssertUnwindSafe(|| state.policy_version())).unwrap_or(u64::MAX)
 }
 
 /// DuckDB's error about a statement we produced, with its physical names replaced by the

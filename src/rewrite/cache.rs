@@ -13,6 +13,8 @@ const MAX_ENTRIES: usize = 4_096;
 pub struct Cached {
     pub sql: String,
     pub names: Vec<(String, String)>,
+    /// What DuckDB's parse of `sql` may name (`defence`).
+    pub allowed: Arc<super::Allowed>,
 }
 
 #[derive(Default)]
@@ -91,7 +93,7 @@ mod tests {
         let mut get = |v: u64| {
             c.get_or(v, "role:a", "SELECT 1", || {
                 calls += 1;
-                Ok(Cached { sql: "x".into(), names: vec![] })
+                Ok(Cached { sql: "x".into(), names: vec![], allowed: Default::default() })
             })
             .unwrap()
         };
@@ -104,11 +106,11 @@ mod tests {
     #[test]
     fn a_batch_holds_for_its_policy_version_only() {
         let batches = BatchCache::default();
-        let output = crate::rewrite::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), reuse: None };
+        let output = crate::rewrite::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None };
         batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output });
         let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
         let tokens = crate::auth::TokenCache::default();
-        let settings = crate::rewrite::Settings { clock_skew: 60 };
+        let settings = crate::rewrite::Settings { clock_skew: 60, faults: Default::default() };
         let hit = crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1");
         assert_eq!(hit.map(|e| e.output.sql.clone()).as_deref(), Some("SELECT 1"));
         assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 2").is_none());

@@ -100,8 +100,9 @@ pub(super) fn apply(
     view: &View<'_>,
     gate: &FnGate<'_>,
     decision: &mut Decision,
+    fault_unqualified: bool,
 ) -> Result<Vec<VirtualCall>> {
-    let mut g = Gate { view, gate, decision, calls: Vec::new(), in_trusted: 0 };
+    let mut g = Gate { view, gate, decision, calls: Vec::new(), in_trusted: 0, fault_unqualified };
     match stmt.visit(&mut g) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(g.calls),
@@ -115,6 +116,8 @@ struct Gate<'a, 'v, 'p> {
     calls: Vec<VirtualCall>,
     /// Depth inside a subquery the policy supplied (a metadata listing): not the principal's SQL.
     in_trusted: usize,
+    /// Test-only fault: admit but do not qualify (spec 011).
+    fault_unqualified: bool,
 }
 
 fn idents(name: &ObjectName) -> Result<Vec<&Ident>> {
@@ -184,10 +187,14 @@ impl<'p> Gate<'_, '_, 'p> {
             if let Some(ObjectNamePart::Identifier(i)) = f.name.0.first_mut() {
                 i.quote_style = None;
             }
+            self.decision.functions.push(parts);
             return Ok(());
         }
         match &f.args {
-            FunctionArguments::Subquery(_) if parts.len() == 1 && name == "array" => return Ok(()),
+            FunctionArguments::Subquery(_) if parts.len() == 1 && name == "array" => {
+                self.decision.functions.push(parts);
+                return Ok(());
+            }
             FunctionArguments::Subquery(_) => return Err(AclError::refused("this form of function call is not supported")),
             FunctionArguments::None => {
                 // CURRENT_DATE and friends without parentheses: DuckDB binds a column of that
@@ -206,11 +213,11 @@ impl<'p> Gate<'_, '_, 'p> {
         match self.resolve(&parts, lookup, FnKind::Scalar)? {
             Target::Host(key) => {
                 self.gate.admit(key, &name)?;
-                f.name = qualified(key, &name);
+                self.emit(f, key, &name, lookup);
             }
             Target::Key(key) => {
                 self.gate.admit(&key, &name)?;
-                f.name = qualified(&key, &name);
+                self.emit(f, &key, &name, lookup);
             }
             Target::Virtual(key, vf) => {
                 if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
@@ -220,6 +227,19 @@ impl<'p> Gate<'_, '_, 'p> {
             }
         }
         Ok(())
+    }
+
+    /// Qualifies an admitted call and records it (also under the name DuckDB's parser maps
+    /// the spelling to) for the second check.
+    fn emit(&mut self, f: &mut sqlparser::ast::Function, key: &FnKey, name: &str, lookup: &str) {
+        if self.fault_unqualified {
+            return;
+        }
+        f.name = qualified(key, name);
+        self.decision.functions.push(vec![key.db.clone(), key.schema.clone(), name.to_string()]);
+        if lookup != name {
+            self.decision.functions.push(vec![key.db.clone(), key.schema.clone(), lookup.to_string()]);
+        }
     }
 
     /// A bare SQL value keyword (`current_user`, `user`, …): refused unless its function is admitted.

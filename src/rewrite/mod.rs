@@ -8,9 +8,12 @@
 //!                    (`ddl` places what CREATE/DROP name: a virtual schema or the principal's temp);
 //! 5. `virtual_fns` — calls of virtual functions replaced by their (trusted) bodies;
 //!
-//! then `post_check` confirms that nothing physical outside the decision survived.
+//! then `post_check` confirms that nothing physical outside the decision survived, and the
+//! decision's `Allowed` set goes to the shim, which compares it with DuckDB's own parse
+//! (`defence`, spec 011).
 mod cache;
 mod ddl;
+mod defence;
 mod errors;
 mod explain;
 mod functions;
@@ -24,6 +27,7 @@ mod virtual_fns;
 mod writes;
 
 pub use cache::{BatchCache, BatchEntry, Cached, RewriteCache};
+pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
@@ -55,6 +59,11 @@ pub struct Decision {
     /// Table functions the function gate admitted (qualified names), or a virtual function's
     /// marker until it is expanded; `relations` and `post_check` accept exactly these.
     pub table_functions: Vec<sqlparser::ast::ObjectName>,
+    /// Scalar/aggregate/window calls as emitted (name parts): the gate's qualified keys, the
+    /// syntax names it leaves bare, and calls inside policy SQL as written (`defence`).
+    pub functions: Vec<Vec<String>>,
+    /// Physical tables named inside policy-supplied SQL (slices, virtual views).
+    pub trusted_tables: Vec<PhysName>,
     /// `(physical spelling, virtual name)`: how DuckDB's own errors about this statement are
     /// translated back into the principal's names (see `errors`).
     pub names: Vec<(String, String)>,
@@ -88,6 +97,11 @@ pub struct Output {
     pub statements: usize,
     /// `errors::names_blob` of every statement's decision.
     pub names: String,
+    /// Per statement: what DuckDB's parse of it may name (`None`: not checked — management
+    /// statements, which are the gateway's own).
+    pub checks: Vec<Option<std::sync::Arc<Allowed>>>,
+    /// The policy version the batch was decided under.
+    pub version: u64,
     /// Under a principal: what a `BatchCache` entry for this batch must record.
     pub reuse: Option<Reuse>,
 }
@@ -140,6 +154,8 @@ const RECURSION_LIMIT: usize = 64;
 pub struct Settings {
     /// `acl_jwt_clock_skew`, seconds.
     pub clock_skew: u64,
+    /// Test-only faults (always off in a release build).
+    pub faults: crate::faults::Faults,
 }
 
 pub fn batch(
@@ -153,6 +169,7 @@ pub fn batch(
     let mut names = Vec::new();
     let mut statements = 0;
     let mut reuse = None;
+    let mut checks = Vec::new();
     match &batch.prefix {
         Prefix::Admin => {
             for s in &batch.statements {
@@ -163,24 +180,26 @@ pub fn batch(
                 for check in validate::checks(policy, &cmd)? {
                     push(&mut sql, &check);
                     statements += 1;
+                    checks.push(None);
                 }
                 push(&mut sql, &admin_call(s));
                 statements += 1;
+                checks.push(None);
             }
         }
         Prefix::Role(role) => {
             let principal = Principal::role(role);
-            statements += principal_batch(policy, cache, &principal, batch, &mut sql, &mut names)?;
+            statements += principal_batch(policy, cache, &principal, batch, settings, &mut sql, &mut names, &mut checks)?;
             reuse = Some(Reuse { token: None, who: who(&principal) });
         }
         Prefix::Token(jwt) => {
             let principal = tokens.principal(policy, jwt, now_unix()?, settings.clock_skew)?;
-            statements += principal_batch(policy, cache, &principal, batch, &mut sql, &mut names)?;
+            statements += principal_batch(policy, cache, &principal, batch, settings, &mut sql, &mut names, &mut checks)?;
             reuse = Some(Reuse { token: Some(jwt.clone()), who: who(&principal) });
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
-    Ok(Output { sql, statements, names: errors::names_blob(&mut names), reuse })
+    Ok(Output { sql, statements, names: errors::names_blob(&mut names), checks, version: policy.version, reuse })
 }
 
 /// The statements of a batch under one principal, each from the cache or rewritten once.
@@ -189,8 +208,10 @@ fn principal_batch(
     cache: &RewriteCache,
     principal: &Principal,
     batch: &Batch<'_>,
+    settings: &Settings,
     sql: &mut String,
     names: &mut Vec<(String, String)>,
+    checks: &mut Vec<Option<std::sync::Arc<Allowed>>>,
 ) -> Result<usize> {
     let who = who(principal);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
@@ -201,11 +222,12 @@ fn principal_batch(
             }
             let (view, fns) = decided.as_ref().expect("set above");
             let mut mine = Vec::new();
-            let sql = statement_with_names(view, fns, s, &mut mine)?;
-            Ok(Cached { sql, names: mine })
+            let (sql, allowed) = statement_with_names(view, fns, s, &mut mine, settings.faults)?;
+            Ok(Cached { sql, names: mine, allowed: std::sync::Arc::new(allowed) })
         })?;
         push(sql, &done.sql);
         names.extend(done.names.iter().cloned());
+        checks.push(Some(done.allowed.clone()));
     }
     Ok(batch.statements.len())
 }
@@ -225,7 +247,12 @@ fn admin_call(stmt: &str) -> String {
 
 /// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
 pub fn statement(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<String> {
-    statement_with_names(view, fns, sql, &mut Vec::new())
+    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default()).map(|(s, _)| s)
+}
+
+/// `statement`, also returning what DuckDB's parse of the result may name.
+pub fn statement_allowed(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<(String, Allowed)> {
+    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default())
 }
 
 /// `statement`, also collecting the names its errors are translated with.
@@ -234,22 +261,29 @@ fn statement_with_names(
     fns: &FnGate<'_>,
     sql: &str,
     names: &mut Vec<(String, String)>,
-) -> Result<String> {
+    faults: crate::faults::Faults,
+) -> Result<(String, Allowed)> {
     let mut stmt = parse_one(sql)?;
     let gate = gate::check(&mut stmt)?;
     if let gate::Gate::AsIs = gate {
-        return Ok(stmt.to_string());
+        return Ok((stmt.to_string(), Allowed::as_is()));
     }
+    let kind = duckdb_statement_type(&stmt);
     let mut decision = Decision::default();
-    let calls = functions::apply(&mut stmt, view, fns, &mut decision)?;
+    let calls = functions::apply(&mut stmt, view, fns, &mut decision, faults.unqualified_functions)?;
     decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
     metadata::apply(&mut stmt, view, &mut decision)?;
-    relations::apply(&mut stmt, view, &mut decision)?;
+    if !faults.skip_relations {
+        relations::apply(&mut stmt, view, &mut decision)?;
+    }
     virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
-    post_check::check(&stmt, &decision)?;
+    if !faults.skip_relations {
+        post_check::check(&stmt, &decision)?;
+    }
     if let gate::Gate::Explain = gate {
         explain::require(view, &decision)?;
     }
+    let allowed = Allowed::rewritten(kind, &decision);
     // Physical tables no rule mapped to a name of the principal's (a virtual function's body)
     // are reported as "(hidden)".
     let hidden = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
@@ -257,7 +291,26 @@ fn statement_with_names(
         decision.map_object(&p, &hidden);
     }
     names.append(&mut decision.names);
-    Ok(stmt.to_string())
+    Ok((stmt.to_string(), allowed))
+}
+
+/// DuckDB's statement type for what the gate admitted (`DESCRIBE <query>` is a SELECT there).
+fn duckdb_statement_type(stmt: &Statement) -> &'static str {
+    use sqlparser::ast::SetExpr;
+    let body = match stmt {
+        Statement::Query(q) => Some(q.body.as_ref()),
+        _ => None,
+    };
+    match (stmt, body) {
+        (Statement::Explain { describe_alias: sqlparser::ast::DescribeAlias::Explain, .. }, _) => "EXPLAIN",
+        (Statement::CreateTable(_) | Statement::CreateView(_), _) => "CREATE",
+        (Statement::Drop { .. }, _) => "DROP",
+        (Statement::Insert(_), _) | (_, Some(SetExpr::Insert(_))) => "INSERT",
+        (Statement::Update(_), _) | (_, Some(SetExpr::Update(_))) => "UPDATE",
+        (Statement::Delete(_), _) | (_, Some(SetExpr::Delete(_))) => "DELETE",
+        (Statement::Merge(_), _) | (_, Some(SetExpr::Merge(_))) => "MERGE_INTO",
+        _ => "SELECT",
+    }
 }
 
 fn parse_one(sql: &str) -> Result<Statement> {

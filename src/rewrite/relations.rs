@@ -134,6 +134,10 @@ impl Resolver<'_, '_, '_> {
             return Err(AclError::refused(format!("{} is a view and read-only", resolved.key)));
         };
         let write = writes::for_target(self.view, &resolved, &self.view.layers(&resolved, needed)?)?;
+        if write.is_some() {
+            // The write check calls error() by name (writes.rs).
+            self.decision.functions.push(vec!["error".into()]);
+        }
         *name = physical_name(phys);
         self.handled.insert(addr(name));
         self.decision.physical.push(phys.clone());
@@ -430,6 +434,13 @@ impl Resolver<'_, '_, '_> {
 }
 
 /// Maps every fully qualified table inside a policy-supplied subquery to one virtual object.
+/// A subquery a rule supplied (a metadata listing): what it names joins the second check's
+/// allowed set, as the policy's own SQL does.
+pub(super) fn allow_supplied(decision: &mut Decision, q: &Query) {
+    let key = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
+    let _ = sqlparser::ast::Visit::visit(q, &mut MapNames { decision, key: &key });
+}
+
 struct MapNames<'d, 'k> {
     decision: &'d mut Decision,
     key: &'k crate::policy::ObjKey,
@@ -443,6 +454,34 @@ impl sqlparser::ast::Visitor for MapNames<'_, '_> {
         {
             let phys = PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() };
             self.decision.map_object(&phys, self.key);
+        }
+        ControlFlow::Continue(())
+    }
+
+    // What the policy's SQL names joins the second check's allowed set (spec 011).
+    fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, args, .. } = tf {
+            match (args, name.0.as_slice()) {
+                (Some(_), _) => self.decision.table_functions.push(name.clone()),
+                (None, [ObjectNamePart::Identifier(d), ObjectNamePart::Identifier(s), ObjectNamePart::Identifier(t)]) => {
+                    self.decision.trusted_tables.push(PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() })
+                }
+                _ => {}
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if let Some(with) = &q.with {
+            self.decision.ctes.extend(with.cte_tables.iter().map(|c| c.alias.name.value.clone()));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            self.decision.functions.push(super::defence::parts(&f.name));
         }
         ControlFlow::Continue(())
     }

@@ -100,6 +100,7 @@ impl<'a> Expand<'a, '_> {
             FnBody::Alias(target) => {
                 let mut g = f.clone();
                 g.name = target.clone();
+                self.decision.functions.push(super::defence::parts(target));
                 g.args = FunctionArguments::List(sqlparser::ast::FunctionArgumentList {
                     duplicate_treatment: None,
                     args: args.into_iter().map(|e| FunctionArg::Unnamed(FunctionArgExpr::Expr(e))).collect(),
@@ -200,6 +201,9 @@ impl VisitorMut for Subst<'_, '_> {
             };
             let v = self.view.claim(&name).map_or(Value::Null, |c| Value::SingleQuotedString(c.to_string()));
             *expr = Expr::value(v);
+        } else {
+            // The body's own calls are not gated; the second check accepts them as written.
+            self.decision.functions.push(super::defence::parts(&f.name));
         }
         ControlFlow::Continue(())
     }

@@ -14,15 +14,20 @@ def test(fn):
     return fn
 
 
-# The extension under test, set by `main` from `--extension`.
+# The extension under test, set by `main` from `--extension`; the `test-faults` build of it
+# (`make faults`) from `--faults-extension`, for the tests that need it.
 EXT = None
+FAULTS_EXT = None
 
 
 def main(setup):
-    global EXT
+    global EXT, FAULTS_EXT
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
-    EXT = os.path.abspath(ap.parse_args().extension)
+    ap.add_argument("--faults-extension")
+    args = ap.parse_args()
+    EXT = os.path.abspath(args.extension)
+    FAULTS_EXT = os.path.abspath(args.faults_extension) if args.faults_extension else None
     passed = failed = 0
     for t in TESTS:
         try:

@@ -5,6 +5,9 @@ Run: python test/python/test_prepared.py --extension build/release/acl.duckdb_ex
 Ends with `N passed, N failed`.
 """
 
+import threading
+import time
+
 import duckdb
 
 import harness
@@ -77,6 +80,84 @@ def another_database_has_its_own_policy(con):
         assert 'acl: role "analyst" does not exist' in str(e), str(e)
     else:
         raise AssertionError("a fresh database saw another database's roles")
+
+
+STALE = "acl: the policy changed since this statement was prepared; prepare it again"
+
+
+@test
+def a_prepared_statement_does_not_outlive_a_revoke(con):
+    # executemany prepares once and executes once per row. A revoke from another connection while
+    # it runs stops it at the next execution (it used to go on inserting under the old decision).
+    rows = [[1000 + i, "x"] for i in range(50_000)]
+    outcome = {}
+
+    def insert_many():
+        try:
+            con.executemany('ACL ROLE "clerk" INSERT INTO orders VALUES (?, ?)', rows)
+            outcome["error"] = None
+        except duckdb.Error as e:
+            outcome["error"] = str(e)
+
+    other = con.cursor()
+    count = "SELECT count(*) FROM phys.main.orders WHERE id >= 1000"
+    worker = threading.Thread(target=insert_many)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while other.execute(count).fetchone()[0] < 10:
+        assert time.monotonic() < deadline, "the inserts never started"
+        time.sleep(0.001)
+    other.execute("ACL ADMIN REVOKE CATALOG sales FROM ROLE clerk").fetchall()
+    at_revoke = other.execute(count).fetchone()[0]
+    worker.join(120)
+    after = other.execute(count).fetchone()[0]
+    assert outcome.get("error") and STALE in outcome["error"], outcome
+    assert after - at_revoke <= 1, (at_revoke, after)  # at most the execution already running
+    assert after < len(rows), after
+
+
+@test
+def a_prepared_statement_after_an_unrelated_change_is_refused_too(con):
+    # Fail closed and simple: any policy change makes a prepared statement stale (PostgreSQL's
+    # "cached plan must not change result type" is the same kind of answer); preparing it again
+    # decides it anew.
+    con = con.cursor()
+    rel = con.sql('ACL ROLE "analyst" SELECT count(*) FROM orders')
+    assert rel.fetchall() == [(3,)]
+    con.execute("ACL ADMIN CREATE ROLE bystander").fetchall()
+    try:
+        rel.fetchall()
+    except duckdb.Error as e:
+        assert STALE in str(e), str(e)
+    else:
+        raise AssertionError("a statement decided under an older policy ran")
+    assert con.sql('ACL ROLE "analyst" SELECT count(*) FROM orders').fetchall() == [(3,)]
+
+
+@test
+def a_relation_kept_across_a_revoke_is_refused(con):
+    con = con.cursor()
+    rel = con.sql('ACL ROLE "analyst" SELECT count(*) FROM orders')
+    assert rel.fetchall() == [(3,)]
+    con.execute("ACL ADMIN REVOKE CATALOG sales FROM ROLE analyst").fetchall()
+    try:
+        rel.fetchall()
+    except duckdb.Error as e:
+        assert STALE in str(e), str(e)
+        assert "phys" not in str(e), str(e)
+    else:
+        raise AssertionError("a relation kept its old decision after a revoke")
+
+
+@test
+def transaction_control_is_not_versioned(con):
+    # BEGIN/COMMIT name nothing and depend on no policy: a change in between never strands a
+    # transaction.
+    con.execute('ACL ROLE "clerk" BEGIN').fetchall()
+    con.cursor().execute("ACL ADMIN CREATE ROLE bystander").fetchall()
+    con.execute('ACL ROLE "clerk" INSERT INTO orders VALUES (7, \'z\')').fetchall()
+    con.execute('ACL ROLE "clerk" COMMIT').fetchall()
+    assert con.execute("SELECT count(*) FROM phys.main.orders WHERE id = 7").fetchone() == (7 // 7,)
 
 
 if __name__ == "__main__":

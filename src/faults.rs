@@ -1,0 +1,34 @@
+//! Test-only faults (spec 011): deliberate rewriter bugs that prove the second line of defence
+//! catches what the rules miss. Compiled in only with the `test-faults` cargo feature (the
+//! `make faults` build used by test/python/test_defence.py); a release build has no switch at
+//! all. With the feature, `ACL_TEST_FAULT` (comma-separated) is read when a database loads the
+//! extension; a principal has no way to reach it.
+
+/// The faults in force for one database instance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Skip the table rule and the post-check: virtual names reach DuckDB as written.
+    pub skip_relations: bool,
+    /// The function gate admits calls but leaves them unqualified.
+    pub unqualified_functions: bool,
+    /// The second check accepts everything.
+    pub no_defence: bool,
+}
+
+impl Faults {
+    #[cfg(feature = "test-faults")]
+    pub fn from_env() -> Faults {
+        let v = std::env::var("ACL_TEST_FAULT").unwrap_or_default();
+        let on = |name: &str| v.split(',').any(|f| f.trim() == name);
+        Faults {
+            skip_relations: on("skip_relations"),
+            unqualified_functions: on("unqualified_functions"),
+            no_defence: on("no_defence"),
+        }
+    }
+
+    #[cfg(not(feature = "test-faults"))]
+    pub fn from_env() -> Faults {
+        Faults::default()
+    }
+}
