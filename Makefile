@@ -90,7 +90,7 @@ DIST_LINKER_VAR = CARGO_TARGET_$(shell echo '$(HOST_TRIPLE)' | tr 'a-z-' 'A-Z_')
 RUST_HOST := extension-ci-tools/rust-host
 RUST_HOST_BIN := target/rust-host/release/acl-rust-host
 
-.PHONY: dist libduckdb rust-host rust-host-bundled dist-check
+.PHONY: dist libduckdb rust-host rust-host-bundled dist-check dist-check-bundled
 
 libduckdb:
 	$(PYTHON) extension-ci-tools/build_libduckdb.py --cache-dir $(DUCKDB_CACHE) --jobs $(DIST_JOBS) --nice $(DIST_NICE)
@@ -127,6 +127,10 @@ dist-check: dist venv release rust-host
 	@$(RUST_HOST_BIN) $(abspath $(EXT)); rc=$$?; \
 	    if [ $$rc -ne 2 ]; then echo "dist-check: two-stage file in the Rust host: exit $$rc, expected 2" >&2; exit 1; fi; \
 	    echo "two-stage build refused cleanly in the Rust host, as expected"
+
+# The dist file in the Rust host built with the duckdb crate's `bundled` feature.
+dist-check-bundled: dist rust-host-bundled
+	$(DUCKDB_CACHE)/rust-host-bundled/release/acl-rust-host $(abspath $(DIST))
 
 # Fuzzing (issue 5): cargo-fuzz targets in fuzz/ (the prefix/batch splitter, the rewriter on
 # arbitrary text and on SQL from a small grammar; see fuzz/README.md). Built with the stable
