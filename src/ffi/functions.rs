@@ -71,6 +71,38 @@ pub(super) unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
     }
 }
 
+/// Writes the next vector's worth of VARCHAR rows (`cell(row, column)`; `None` is NULL) from
+/// `pos` onward into `output`, and advances `pos`: the scan of a listing held in memory.
+///
+/// # Safety
+/// `output` is the chunk DuckDB handed a table function with `width` VARCHAR columns.
+pub(super) unsafe fn emit_rows<'a>(
+    output: sys::duckdb_data_chunk,
+    pos: &std::sync::atomic::AtomicUsize,
+    n_rows: usize,
+    width: usize,
+    cell: impl Fn(usize, usize) -> Option<&'a str>,
+) {
+    unsafe {
+        let start = pos.load(Ordering::SeqCst);
+        let n = n_rows.saturating_sub(start).min(sys::duckdb_vector_size() as usize);
+        for c in 0..width {
+            let v = sys::duckdb_data_chunk_get_vector(output, c as u64);
+            for i in 0..n {
+                match cell(start + i, c) {
+                    Some(s) => sys::duckdb_vector_assign_string_element_len(v, i as u64, s.as_ptr() as *const _, s.len() as u64),
+                    None => {
+                        sys::duckdb_vector_ensure_validity_writable(v);
+                        sys::duckdb_validity_set_row_invalid(sys::duckdb_vector_get_validity(v), i as u64);
+                    }
+                }
+            }
+        }
+        pos.store(start + n, Ordering::SeqCst);
+        sys::duckdb_data_chunk_set_size(output, n as u64);
+    }
+}
+
 struct ExecBind {
     sql: String,
 }

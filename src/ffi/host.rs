@@ -6,7 +6,7 @@ use crate::state::State;
 use libduckdb_sys as sys;
 use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// Only the system database: user macros that exist at load are not the host's own functions.
@@ -185,22 +185,7 @@ unsafe extern "C" fn listing_function(info: sys::duckdb_function_info, output: s
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
         let bind = &*(sys::duckdb_function_get_bind_data(info) as *const Listing);
-        let start = pos.load(Ordering::SeqCst);
-        let n = (bind.rows.len().saturating_sub(start)).min(sys::duckdb_vector_size() as usize);
-        for c in 0..COLUMNS.len() {
-            let v = sys::duckdb_data_chunk_get_vector(output, c as u64);
-            for i in 0..n {
-                match &bind.rows[start + i][c] {
-                    Some(s) => sys::duckdb_vector_assign_string_element_len(v, i as u64, s.as_ptr() as *const _, s.len() as u64),
-                    None => {
-                        sys::duckdb_vector_ensure_validity_writable(v);
-                        sys::duckdb_validity_set_row_invalid(sys::duckdb_vector_get_validity(v), i as u64);
-                    }
-                }
-            }
-        }
-        pos.store(start + n, Ordering::SeqCst);
-        sys::duckdb_data_chunk_set_size(output, n as u64);
+        super::functions::emit_rows(output, pos, bind.rows.len(), COLUMNS.len(), |r, c| bind.rows[r][c].as_deref());
     }));
     if r.is_err() {
         let msg = CString::new("acl: internal error in acl_function_categories").expect("static");

@@ -8,7 +8,7 @@ use crate::state::State;
 use libduckdb_sys as sys;
 use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 type ColumnSink = unsafe extern "C" fn(*mut c_void, *const u8, usize, *const u8, usize);
@@ -142,22 +142,7 @@ unsafe extern "C" fn meta_function(info: sys::duckdb_function_info, output: sys:
         let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
         let bound = &*(sys::duckdb_function_get_bind_data(info) as *const Bound);
         let rows = bound.rows.kind(bound.kind).unwrap_or(&[]);
-        let start = pos.load(Ordering::SeqCst);
-        let n = rows.len().saturating_sub(start).min(sys::duckdb_vector_size() as usize);
-        for c in 0..bound.width {
-            let v = sys::duckdb_data_chunk_get_vector(output, c as u64);
-            for i in 0..n {
-                match rows[start + i].get(c).and_then(|x| x.as_ref()) {
-                    Some(s) => sys::duckdb_vector_assign_string_element_len(v, i as u64, s.as_ptr() as *const _, s.len() as u64),
-                    None => {
-                        sys::duckdb_vector_ensure_validity_writable(v);
-                        sys::duckdb_validity_set_row_invalid(sys::duckdb_vector_get_validity(v), i as u64);
-                    }
-                }
-            }
-        }
-        pos.store(start + n, Ordering::SeqCst);
-        sys::duckdb_data_chunk_set_size(output, n as u64);
+        super::functions::emit_rows(output, pos, rows.len(), bound.width, |r, c| rows[r].get(c).and_then(|x| x.as_deref()));
     }));
     if r.is_err() {
         let msg = CString::new("acl: internal error in the metadata listing").expect("static");
