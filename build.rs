@@ -3,7 +3,9 @@
 use std::{env, fs, path::PathBuf, process::Command};
 
 fn main() {
-    println!("cargo:rerun-if-changed=cpp/shim.cpp");
+    for f in ["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/acl_shim.hpp"] {
+        println!("cargo:rerun-if-changed={f}");
+    }
     println!("cargo:rerun-if-changed=build.rs");
     if env::var_os("CARGO_FEATURE_EXTENSION").is_none() {
         return; // unit-test build: no shim, no DuckDB symbols
@@ -15,7 +17,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .file("cpp/shim.cpp")
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")

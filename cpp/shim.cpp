@@ -1,76 +1,13 @@
 // The C++ side of duckdb-acl: it bridges DuckDB's C++-only parser hook to Rust and decides
 // nothing. Rust answers "not ours", a rewritten SQL text, or a refusal; refusals are thrown
 // (a returned error would be swallowed in fallback mode).
-#include "duckdb.hpp"
-#include "duckdb/common/exception/parser_exception.hpp"
-#include "duckdb/main/capi/capi_internal.hpp"
-#include "duckdb/main/client_context.hpp"
-#include "duckdb/main/client_context_state.hpp"
-#include "duckdb/main/config.hpp"
-#include "duckdb/main/extension/extension_loader.hpp"
-#include "duckdb/parser/expression/list.hpp"
-#include "duckdb/parser/parsed_expression_iterator.hpp"
-#include "duckdb/parser/parser.hpp"
-#include "duckdb/parser/parser_extension.hpp"
-#include "duckdb/planner/binder.hpp"
-#include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
-#include "duckdb/catalog/catalog.hpp"
-#include "duckdb/parser/query_node/list.hpp"
-#include "duckdb/parser/statement/list.hpp"
-#include "duckdb/parser/tableref/list.hpp"
-#include "duckdb/parser/parsed_data/create_table_info.hpp"
-#include "duckdb/parser/parsed_data/create_view_info.hpp"
-#include "duckdb/parser/constraints/check_constraint.hpp"
-#include "duckdb/main/prepared_statement_data.hpp"
+#include "acl_shim.hpp"
 
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <cstdlib>
 
-using namespace duckdb;
-
-extern "C" {
-struct AclToken {
-	uint64_t start;
-	uint8_t type;
-};
-struct AclBuf {
-	char *ptr;
-	size_t len;
-};
-struct AclOut {
-	AclBuf text;
-	AclBuf names;
-	uint64_t n_statements;
-	void *check;
-	uint64_t version;
-};
-struct AclRef {
-	uint8_t kind;
-	uint32_t first;
-	uint32_t count;
-};
-struct AclStr {
-	const char *ptr;
-	size_t len;
-};
-void *acl_rs_state_new(void);
-void acl_rs_state_free(void *state);
-bool acl_rs_is_ours(const char *query, size_t len);
-int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToken *tokens, size_t n_tokens,
-                       uint64_t clock_skew, AclOut *out);
-int32_t acl_rs_rewrite_cached(void *state, const char *query, size_t len, uint64_t clock_skew, AclOut *out);
-void acl_rs_out_free(AclOut *out);
-bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_refs, const AclStr *strs,
-                  size_t n_strs, AclOut *out);
-bool acl_rs_versioned(const void *check, size_t index);
-bool acl_rs_defence_on(const void *check, size_t index);
-uint64_t acl_rs_policy_version(const void *state);
-bool acl_rs_translate_error(const char *names, size_t names_len, const char *message, size_t message_len,
-                            AclOut *out);
-bool acl_rs_register(void *state, void *info, const duckdb_extension_access *access);
-}
+using namespace acl_shim;
 
 namespace {
 
@@ -102,312 +39,6 @@ struct OutGuard {
 	}
 	string Names() const {
 		return Str(out.names);
-	}
-};
-
-// The second line of defence (specs/011): lists what DuckDB's own parse of a rewritten statement
-// names, for Rust to compare with the decision. It decides nothing; what it does not model is
-// listed as OTHER (refused). Iterative, so a deep expression cannot exhaust the stack here.
-enum RefKind : uint8_t {
-	K_STATEMENT = 0,
-	K_TABLE = 1,
-	K_INSERT_TARGET = 2,
-	K_FUNCTION = 3,
-	K_OPERATOR = 4,
-	K_TABLE_FUNCTION = 5,
-	K_CTE_DEF = 6,
-	K_OTHER = 7
-};
-
-class ParsedNames {
-public:
-	vector<AclRef> refs;
-	vector<AclStr> strs;
-
-	void Statement(SQLStatement &statement) {
-		Literal(K_STATEMENT, StatementTypeToString(statement.type));
-		Body(statement);
-		while (!nodes.empty() || !tables.empty() || !exprs.empty()) {
-			if (!nodes.empty()) {
-				auto n = nodes.back();
-				nodes.pop_back();
-				VisitNode(*n);
-			} else if (!tables.empty()) {
-				auto t = tables.back();
-				tables.pop_back();
-				VisitTable(*t);
-			} else {
-				auto e = exprs.back();
-				exprs.pop_back();
-				VisitExpr(*e);
-			}
-		}
-	}
-
-private:
-	void Body(SQLStatement &statement) {
-		switch (statement.type) {
-		case StatementType::SELECT_STATEMENT:
-			Node(statement.Cast<SelectStatement>().node.get());
-			break;
-		case StatementType::INSERT_STATEMENT:
-			Node(statement.Cast<InsertStatement>().node.get());
-			break;
-		case StatementType::UPDATE_STATEMENT:
-			Node(statement.Cast<UpdateStatement>().node.get());
-			break;
-		case StatementType::DELETE_STATEMENT:
-			Node(statement.Cast<DeleteStatement>().node.get());
-			break;
-		case StatementType::MERGE_INTO_STATEMENT:
-			Node(statement.Cast<MergeIntoStatement>().node.get());
-			break;
-		case StatementType::EXPLAIN_STATEMENT: {
-			auto &inner = statement.Cast<ExplainStatement>().stmt;
-			if (inner) {
-				Body(*inner);
-			}
-			break;
-		}
-		case StatementType::CREATE_STATEMENT: {
-			// What a CREATE TABLE|VIEW reads or calls: its query, column defaults, CHECKs.
-			auto &info = statement.Cast<CreateStatement>().info;
-			if (info && info->type == CatalogType::TABLE_ENTRY) {
-				auto &table = info->Cast<CreateTableInfo>();
-				if (table.query) {
-					Node(table.query->node.get());
-				}
-				for (auto &col : table.columns.Logical()) {
-					if (col.HasDefaultValue()) {
-						exprs.push_back(const_cast<ParsedExpression *>(&col.DefaultValue()));
-					}
-				}
-				for (auto &c : table.constraints) {
-					if (c && c->type == ConstraintType::CHECK) {
-						Expr(c->Cast<CheckConstraint>().expression);
-					}
-				}
-			} else if (info && info->type == CatalogType::VIEW_ENTRY) {
-				auto &view = info->Cast<CreateViewInfo>();
-				if (view.query) {
-					Node(view.query->node.get());
-				}
-			} else {
-				Literal(K_OTHER, "CREATE");
-			}
-			break;
-		}
-		default:
-			break; // its type alone decides (transaction control, DROP: they read nothing)
-		}
-	}
-
-	vector<QueryNode *> nodes;
-	vector<TableRef *> tables;
-	vector<ParsedExpression *> exprs;
-	std::deque<string> literals; // a deque: pointers into it stay valid as it grows
-
-	void Literal(uint8_t kind, string text) {
-		literals.push_back(std::move(text));
-		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
-		strs.push_back(AclStr {literals.back().data(), literals.back().size()});
-	}
-	void Name(uint8_t kind, const QualifiedName &name) {
-		auto first = static_cast<uint32_t>(strs.size());
-		for (auto &part : name.Path()) {
-			auto &text = part.GetIdentifierName();
-			strs.push_back(AclStr {text.data(), text.size()});
-		}
-		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first)});
-	}
-	void Name(uint8_t kind, const Identifier &name) {
-		auto &text = name.GetIdentifierName();
-		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
-		strs.push_back(AclStr {text.data(), text.size()});
-	}
-	void Node(QueryNode *n) {
-		if (n) {
-			nodes.push_back(n);
-		}
-	}
-	void Table(TableRef *t) {
-		if (t) {
-			tables.push_back(t);
-		}
-	}
-	void Expr(unique_ptr<ParsedExpression> &e) {
-		if (e) {
-			exprs.push_back(e.get());
-		}
-	}
-	void Exprs(vector<unique_ptr<ParsedExpression>> &list) {
-		for (auto &e : list) {
-			Expr(e);
-		}
-	}
-	void SetInfo(UpdateSetInfo *info) {
-		if (info) {
-			Exprs(info->expressions);
-			Expr(info->condition);
-		}
-	}
-
-	void VisitNode(QueryNode &node) {
-		switch (node.type) {
-		case QueryNodeType::SELECT_NODE: {
-			auto &n = node.Cast<SelectNode>();
-			Exprs(n.select_list);
-			Exprs(n.groups.group_expressions);
-			Expr(n.where_clause);
-			Expr(n.having);
-			Expr(n.qualify);
-			Table(n.from_table.get());
-			break;
-		}
-		case QueryNodeType::SET_OPERATION_NODE:
-			for (auto &child : node.Cast<SetOperationNode>().children) {
-				Node(child.get());
-			}
-			break;
-		case QueryNodeType::RECURSIVE_CTE_NODE: {
-			auto &n = node.Cast<RecursiveCTENode>();
-			Node(n.left.get());
-			Node(n.right.get());
-			Exprs(n.key_targets);
-			break;
-		}
-		case QueryNodeType::INSERT_QUERY_NODE: {
-			auto &n = node.Cast<InsertQueryNode>();
-			Name(K_INSERT_TARGET, n.qualified_name);
-			if (n.select_statement) {
-				Node(n.select_statement->node.get());
-			}
-			Table(n.table_ref.get());
-			Exprs(n.returning_list);
-			if (n.on_conflict_info) {
-				SetInfo(n.on_conflict_info->set_info.get());
-				Expr(n.on_conflict_info->condition);
-			}
-			break;
-		}
-		case QueryNodeType::UPDATE_QUERY_NODE: {
-			auto &n = node.Cast<UpdateQueryNode>();
-			Table(n.table.get());
-			Table(n.from_table.get());
-			SetInfo(n.set_info.get());
-			Exprs(n.returning_list);
-			break;
-		}
-		case QueryNodeType::DELETE_QUERY_NODE: {
-			auto &n = node.Cast<DeleteQueryNode>();
-			Table(n.table.get());
-			for (auto &u : n.using_clauses) {
-				Table(u.get());
-			}
-			Expr(n.condition);
-			Exprs(n.returning_list);
-			break;
-		}
-		case QueryNodeType::MERGE_QUERY_NODE: {
-			auto &n = node.Cast<MergeQueryNode>();
-			Table(n.target.get());
-			Table(n.source.get());
-			Expr(n.join_condition);
-			for (auto &entry : n.actions) {
-				for (auto &action : entry.second) {
-					Expr(action->condition);
-					SetInfo(action->update_info.get());
-					Exprs(action->expressions);
-				}
-			}
-			Exprs(n.returning_list);
-			break;
-		}
-		default:
-			Literal(K_OTHER, "query node");
-			break;
-		}
-		ParsedExpressionIterator::EnumerateQueryNodeModifiers(node,
-		                                                      [&](unique_ptr<ParsedExpression> &e) { Expr(e); });
-		for (auto &kv : node.cte_map.map) {
-			Name(K_CTE_DEF, kv.first);
-			Node(kv.second->query_node.get());
-			Exprs(kv.second->key_targets);
-			Exprs(kv.second->payload_aggregates);
-		}
-	}
-
-	void VisitTable(TableRef &ref) {
-		switch (ref.type) {
-		case TableReferenceType::BASE_TABLE: {
-			auto &t = ref.Cast<BaseTableRef>();
-			Name(K_TABLE, t.GetQualifiedName());
-			if (t.at_clause) {
-				Literal(K_OTHER, "AT clause");
-			}
-			break;
-		}
-		case TableReferenceType::JOIN: {
-			auto &j = ref.Cast<JoinRef>();
-			Table(j.left.get());
-			Table(j.right.get());
-			Expr(j.condition);
-			break;
-		}
-		case TableReferenceType::SUBQUERY:
-			Node(ref.Cast<SubqueryRef>().subquery->node.get());
-			break;
-		case TableReferenceType::TABLE_FUNCTION: {
-			auto &f = ref.Cast<TableFunctionRef>();
-			if (f.function && f.function->GetExpressionClass() == ExpressionClass::FUNCTION) {
-				Name(K_TABLE_FUNCTION, f.function->Cast<FunctionExpression>().GetQualifiedName());
-			} else {
-				Literal(K_OTHER, "table function");
-			}
-			Expr(f.function);
-			if (f.subquery) {
-				Node(f.subquery->node.get());
-			}
-			break;
-		}
-		case TableReferenceType::EXPRESSION_LIST:
-			for (auto &row : ref.Cast<ExpressionListRef>().values) {
-				Exprs(row);
-			}
-			break;
-		case TableReferenceType::EMPTY_FROM:
-			break;
-		case TableReferenceType::SHOW_REF: {
-			auto &show = ref.Cast<ShowRef>();
-			Node(show.query.get());
-			if (!show.qualified_name.Path().empty()) {
-				Name(K_TABLE, show.qualified_name);
-			}
-			break;
-		}
-		default:
-			Literal(K_OTHER, "table reference");
-			break;
-		}
-	}
-
-	void VisitExpr(ParsedExpression &expr) {
-		switch (expr.GetExpressionClass()) {
-		case ExpressionClass::FUNCTION: {
-			auto &f = expr.Cast<FunctionExpression>();
-			Name(f.IsOperator() ? K_OPERATOR : K_FUNCTION, f.GetQualifiedName());
-			break;
-		}
-		case ExpressionClass::WINDOW:
-			Name(K_FUNCTION, expr.Cast<WindowExpression>().GetQualifiedName());
-			break;
-		case ExpressionClass::SUBQUERY:
-			Node(expr.Cast<SubqueryExpression>().SubqueryMutable()->node.get());
-			break;
-		default:
-			break;
-		}
-		ParsedExpressionIterator::EnumerateChildren(expr, [&](unique_ptr<ParsedExpression> &c) { Expr(c); });
 	}
 };
 
@@ -517,6 +148,113 @@ private:
 	string current;
 };
 
+// DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
+// second check passed on it: a repeated batch copies these statements instead of parsing again.
+// The parse depends on the text and on the caller's parser options, so it is used only under
+// the same options; the entry holds only under the policy version it was decided with.
+struct ParsedBatch {
+	IdentifierCaseMode identifier_case_mode;
+	bool integer_division;
+	RegexMatchOperatorSemantics regex_semantics;
+	idx_t max_expression_depth;
+	shared_ptr<CompiledGrammar> grammar; // held, so its address cannot be reused
+	vector<unique_ptr<SQLStatement>> statements;
+
+	explicit ParsedBatch(const ParserOptions &o)
+	    : identifier_case_mode(o.identifier_case_mode), integer_division(o.integer_division),
+	      regex_semantics(o.regex_match_operator_semantics), max_expression_depth(o.max_expression_depth),
+	      grammar(o.compiled_grammar) {
+	}
+	bool SameOptions(const ParserOptions &o) const {
+		return identifier_case_mode == o.identifier_case_mode && integer_division == o.integer_division &&
+		       regex_semantics == o.regex_match_operator_semantics &&
+		       max_expression_depth == o.max_expression_depth && grammar.get() == o.compiled_grammar.get();
+	}
+};
+
+extern "C" void FreeParsedBatch(void *parsed) {
+	try {
+		delete static_cast<ParsedBatch *>(parsed);
+	} catch (...) {
+	}
+}
+
+// Statement types whose Copy() is what DuckDB itself relies on for prepared statements.
+bool Copyable(const SQLStatement &statement) {
+	switch (statement.type) {
+	case StatementType::SELECT_STATEMENT:
+	case StatementType::INSERT_STATEMENT:
+	case StatementType::UPDATE_STATEMENT:
+	case StatementType::DELETE_STATEMENT:
+	case StatementType::MERGE_INTO_STATEMENT:
+	case StatementType::EXPLAIN_STATEMENT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool CopyParsed(const void *check, const ParserOptions &options, vector<unique_ptr<SQLStatement>> &out) {
+	auto kept = static_cast<const ParsedBatch *>(acl_rs_parsed_get(check));
+	if (!kept || !kept->SameOptions(options)) {
+		return false;
+	}
+	for (auto &statement : kept->statements) {
+		out.push_back(statement->Copy());
+	}
+	return true;
+}
+
+// DuckDB parses the rewritten text (our override switched off), the second check compares each
+// statement with the decision, and statements that carry a policy version get its tag.
+vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOptions &options) {
+	auto rewritten = guard.Text();
+	ParserOptions inner = options;
+	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
+	Parser parser(inner);
+	try {
+		parser.ParseQuery(rewritten);
+	} catch (std::exception &) {
+		// The rewritten text names physical objects: never echo DuckDB's message about it.
+		throw InvalidInputException("acl: internal error: the rewritten statement did not parse");
+	}
+	if (parser.statements.size() != guard.out.n_statements) {
+		throw InvalidInputException("acl: internal error: the rewritten batch changed its statement count");
+	}
+	bool keep = true;
+	for (idx_t i = 0; i < parser.statements.size(); i++) {
+		auto &statement = *parser.statements[i];
+		if (acl_rs_defence_on(guard.out.check, i)) {
+			ParsedRefs parsed;
+			try {
+				ListParsedNames(statement, parsed);
+			} catch (std::exception &) {
+				throw InvalidInputException("acl: internal error: the second check could not read the statement");
+			}
+			OutGuard failure;
+			if (!acl_rs_check(guard.out.check, i, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
+			                  parsed.strs.size(), &failure.out)) {
+				throw InvalidInputException(failure.Text());
+			}
+		} else {
+			keep = false; // management statements: the gateway's own, never kept
+		}
+		keep = keep && Copyable(statement);
+		if (acl_rs_versioned(guard.out.check, i)) {
+			statement.query = VersionTag(guard.out.version) + statement.query;
+			statement.stmt_location = QueryLocation(0, statement.query.size());
+		}
+	}
+	if (keep && acl_rs_parsed_wanted(guard.out.check)) {
+		auto kept = make_uniq<ParsedBatch>(options);
+		for (auto &statement : parser.statements) {
+			kept->statements.push_back(statement->Copy());
+		}
+		acl_rs_parsed_put(guard.out.check, kept.release(), FreeParsedBatch);
+	}
+	return std::move(parser.statements);
+}
+
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
 	auto &acl = info->Cast<AclParserInfo>();
 	// Text we produced coming back (a client re-parses a statement's query text, e.g. for a
@@ -561,47 +299,18 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	default:
 		throw InvalidInputException(guard.Text());
 	}
-	auto rewritten = guard.Text();
-	ParserOptions inner = options;
-	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
-	Parser parser(inner);
-	try {
-		parser.ParseQuery(rewritten);
-	} catch (std::exception &) {
-		// The rewritten text names physical objects: never echo DuckDB's message about it.
-		throw InvalidInputException("acl: internal error: the rewritten statement did not parse");
-	}
-	if (parser.statements.size() != guard.out.n_statements) {
-		throw InvalidInputException("acl: internal error: the rewritten batch changed its statement count");
-	}
-	for (idx_t i = 0; i < parser.statements.size(); i++) {
-		auto &statement = *parser.statements[i];
-		if (acl_rs_defence_on(guard.out.check, i)) {
-			ParsedNames parsed;
-			try {
-				parsed.Statement(statement);
-			} catch (std::exception &) {
-				throw InvalidInputException("acl: internal error: the second check could not read the statement");
-			}
-			OutGuard failure;
-			if (!acl_rs_check(guard.out.check, i, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
-			                  parsed.strs.size(), &failure.out)) {
-				throw InvalidInputException(failure.Text());
-			}
-		}
-		if (acl_rs_versioned(guard.out.check, i)) {
-			statement.query = VersionTag(guard.out.version) + statement.query;
-			statement.stmt_location = QueryLocation(0, statement.query.size());
-		}
+	vector<unique_ptr<SQLStatement>> statements;
+	if (!CopyParsed(guard.out.check, options, statements)) {
+		statements = ParseAndCheck(guard, options);
 	}
 	auto names = guard.Names();
 	if (options.context) {
 		auto client = options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state);
 		if (!names.empty()) {
-			client->Remember(parser.statements, names);
+			client->Remember(statements, names);
 		}
 	}
-	return ParserOverrideResult(std::move(parser.statements));
+	return ParserOverrideResult(std::move(statements));
 }
 
 // The duckdb crate registers Rust table/scalar functions through the C extension API; these
@@ -659,109 +368,6 @@ void LoadInternal(ExtensionLoader &loader) {
 }
 
 } // namespace
-
-// Metadata under a principal (specs/005): the listing table function asks, from its bind, for
-// the output columns of each object as the principal reads it. The query is bound in the
-// caller's own context and transaction (so it sees exactly what the principal's statement would),
-// never executed. Nothing here throws into Rust: any failure is `false`.
-typedef void (*AclColumnSink)(void *user, const char *name, size_t name_len, const char *type, size_t type_len);
-
-extern "C" bool acl_shim_describe(duckdb_client_context ctx, const char *sql, size_t len, AclColumnSink sink,
-                                  void *user) {
-	try {
-		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
-		Parser parser(ParserOptions::Builtin()); // no parser extension: never our own override
-		parser.ParseQuery(string(sql, len));
-		if (parser.statements.size() != 1 || parser.statements[0]->type != StatementType::SELECT_STATEMENT) {
-			return false;
-		}
-		auto binder = Binder::CreateBinder(context);
-		auto bound = binder->Bind(*parser.statements[0]);
-		for (idx_t i = 0; i < bound.names.size() && i < bound.types.size(); i++) {
-			auto type = bound.types[i].ToString();
-			auto &name = bound.names[i].GetIdentifierName();
-			sink(user, name.data(), name.size(), type.data(), type.size());
-		}
-		return true;
-	} catch (...) {
-		return false;
-	}
-}
-
-// The tables and views of a physical schema (a virtual schema's target, specs/005 "Metadata"),
-// as `(name, "BASE TABLE" | "VIEW")`, read from the Catalog in the caller's context and
-// transaction (so its own uncommitted DDL shows, as for `acl_shim_describe`). The Catalog API
-// rather than `duckdb_tables()` through the C API: a nested query from inside a bind would need
-// a second connection, i.e. another transaction. Temp and system catalogs are never enumerated
-// (their contents are per connection or internal, and the listing's cache stamp leaves them out).
-// `false`: the schema is missing or could not be read.
-extern "C" bool acl_shim_schema_objects(duckdb_client_context ctx, const char *db, size_t db_len, const char *schema,
-                                        size_t schema_len, AclColumnSink sink, void *user) {
-	try {
-		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
-		auto entry = Catalog::GetSchema(context, Identifier(string(db, db_len)), Identifier(string(schema, schema_len)),
-		                                OnEntryNotFound::RETURN_NULL);
-		if (!entry) {
-			return false;
-		}
-		auto &catalog = entry->ParentCatalog();
-		if (catalog.IsTemporaryCatalog() || catalog.IsSystemCatalog()) {
-			return false;
-		}
-		// Tables and views may share one catalog set: each scan keeps only its own type.
-		for (auto type : {CatalogType::TABLE_ENTRY, CatalogType::VIEW_ENTRY}) {
-			entry->Scan(context, type, [&](CatalogEntry &e) {
-				if (e.type != type || e.internal || e.temporary) {
-					return;
-				}
-				auto &name = e.name.GetIdentifierName();
-				string kind = type == CatalogType::VIEW_ENTRY ? "VIEW" : "BASE TABLE";
-				sink(user, name.data(), name.size(), kind.data(), kind.size());
-			});
-		}
-		return true;
-	} catch (...) {
-		return false;
-	}
-}
-
-// A number that changes whenever any attached database's catalog changes (DDL committed, or
-// made in the caller's transaction) or a database is attached or detached: the listing's cache
-// key. Temp and system catalogs are left out. 0 means "do not cache" (a failure, or a catalog without versions).
-extern "C" uint64_t acl_shim_catalog_stamp(duckdb_client_context ctx) {
-	try {
-		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
-		uint64_t h = 1469598103934665603ULL;
-		auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-		// (database_manager.hpp needs third-party headers the build does not extract: the
-		// catalogs are reached through their schemas instead)
-		vector<reference<Catalog>> seen;
-		for (auto &schema : Catalog::GetAllSchemas(context)) {
-			auto &catalog = schema.get().ParentCatalog();
-			// a connection's own temp catalog would make every new connection miss
-			if (catalog.IsTemporaryCatalog() || catalog.IsSystemCatalog()) {
-				continue;
-			}
-			bool known = false;
-			for (auto &c : seen) {
-				known = known || &c.get() == &catalog;
-			}
-			if (known) {
-				continue;
-			}
-			seen.push_back(catalog);
-			mix(catalog.GetOid());
-			auto version = catalog.GetCatalogVersion(context);
-			if (!version.IsValid()) {
-				return 0;
-			}
-			mix(version.GetIndex());
-		}
-		return h == 0 ? 1 : h;
-	} catch (...) {
-		return 0;
-	}
-}
 
 // Called by the Rust cdylib's exported `acl_duckdb_cpp_init` (a cdylib exports only Rust
 // symbols). DuckDB exceptions thrown here unwind through that `C-unwind` frame to DuckDB.

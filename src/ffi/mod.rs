@@ -57,6 +57,8 @@ struct Checks {
     statements: Vec<Option<Arc<rewrite::Allowed>>>,
     /// Test-only fault: accept everything.
     off: bool,
+    /// The batch cache's entry for this batch, which keeps DuckDB's parse of it (`acl_rs_parsed_*`).
+    entry: Option<Arc<rewrite::BatchEntry>>,
 }
 
 extern "C-unwind" {
@@ -143,7 +145,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     let state = unsafe { &*(state as *const State) };
     let bytes = unsafe { std::slice::from_raw_parts(query, len) };
     let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
-    let work = || -> Result<Option<rewrite::Output>, AclError> {
+    let work = || -> Result<Option<(rewrite::Output, Option<Arc<rewrite::BatchEntry>>)>, AclError> {
         let query = std::str::from_utf8(bytes).map_err(|_| AclError::syntax("the statement is not valid UTF-8"))?;
         let tokens: Vec<Token> =
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
@@ -164,10 +166,12 @@ pub unsafe extern "C" fn acl_rs_rewrite(
                     version: out.version,
                     reuse: None,
                 },
+                parsed: Default::default(),
             };
-            state.batches.insert(query, entry);
+            let kept = state.batches.insert(query, entry);
+            return Ok(Some((out, kept)));
         }
-        Ok(Some(out))
+        Ok(Some((out, None)))
     };
     let result = if n_tokens > MAX_TOKENS {
         Ok(Err(AclError::refused("the statement is too long")))
@@ -179,12 +183,12 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     let out = unsafe { &mut *out };
     match result {
         Ok(Ok(None)) => NOT_OURS,
-        Ok(Ok(Some(o))) => {
+        Ok(Ok(Some((o, entry)))) => {
             out.text = AclBuf::from(o.sql);
             out.names = AclBuf::from(o.names);
             out.n_statements = o.statements as u64;
             out.version = o.version;
-            let checks = Checks { statements: o.checks, off: state.faults.no_defence };
+            let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
@@ -231,13 +235,66 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
             out.names = AclBuf::from(entry.output.names.clone());
             out.n_statements = entry.output.statements as u64;
             out.version = entry.output.version;
-            let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence };
+            let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence, entry: Some(entry) };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
         // A panic here is a miss: the full path decides (and refuses on a panic of its own).
         _ => MISS,
     }
+}
+
+/// DuckDB's parse of this batch as the shim stored it (already checked), or null.
+///
+/// # Safety
+/// `check` is null or the `AclOut::check` of a live output; the pointer stays valid while it is.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_parsed_get(check: *const c_void) -> *const c_void {
+    if check.is_null() {
+        return std::ptr::null();
+    }
+    let checks = unsafe { &*(check as *const Checks) };
+    catch_unwind(AssertUnwindSafe(|| checks.entry.as_ref().and_then(|e| e.parsed.get()).map(|p| p.ptr())))
+        .ok()
+        .flatten()
+        .unwrap_or(std::ptr::null())
+}
+
+/// Whether this batch has a cache entry without a parse yet (so `acl_rs_parsed_put` would keep one).
+///
+/// # Safety
+/// As `acl_rs_parsed_get`.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const c_void) -> bool {
+    if check.is_null() {
+        return false;
+    }
+    let checks = unsafe { &*(check as *const Checks) };
+    catch_unwind(AssertUnwindSafe(|| checks.entry.as_ref().is_some_and(|e| e.parsed.get().is_none()))).unwrap_or(false)
+}
+
+/// Keeps DuckDB's parse of this batch (after the second check passed on it) with the batch
+/// cache's entry. Takes ownership of `parsed` in every case: when there is no entry, or one is
+/// already kept, it is freed at once with `free`.
+///
+/// # Safety
+/// As `acl_rs_parsed_get`; `parsed` is freed only through `free`, which must not unwind.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_parsed_put(
+    check: *const c_void,
+    parsed: *mut c_void,
+    free: unsafe extern "C" fn(*mut c_void),
+) {
+    let parse = unsafe { rewrite::HostParse::new(parsed, free) };
+    if check.is_null() {
+        return;
+    }
+    let checks = unsafe { &*(check as *const Checks) };
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(entry) = &checks.entry {
+            let _ = entry.parsed.set(parse); // already set: this one drops (is freed) here
+        }
+    }));
 }
 
 impl AclBuf {

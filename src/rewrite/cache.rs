@@ -61,6 +61,45 @@ pub struct BatchEntry {
     /// The principal's roles and claims when the batch was rewritten.
     pub who: String,
     pub output: super::Output,
+    /// DuckDB's parse of `output.sql`, once the shim has parsed and checked it.
+    pub parsed: std::sync::OnceLock<HostParse>,
+}
+
+/// DuckDB's parse of a batch's rewritten text, owned by the shim: an opaque pointer and the
+/// function that frees it. It is stored only after the second check passed on it, and a hit
+/// (same text, same policy version, the token judged again) means the same check would pass, so
+/// the shim copies it instead of parsing again (spec 012). Never mutated after it is handed over.
+pub struct HostParse {
+    ptr: *mut std::ffi::c_void,
+    free: unsafe extern "C" fn(*mut std::ffi::c_void),
+}
+
+// The shim only ever reads the parse (`SQLStatement::Copy` is const) once it is handed over.
+unsafe impl Send for HostParse {}
+unsafe impl Sync for HostParse {}
+
+impl HostParse {
+    /// # Safety
+    /// `ptr` is freed by `free` exactly once, when the value drops, and is only read until then.
+    pub unsafe fn new(ptr: *mut std::ffi::c_void, free: unsafe extern "C" fn(*mut std::ffi::c_void)) -> HostParse {
+        HostParse { ptr, free }
+    }
+
+    pub fn ptr(&self) -> *const std::ffi::c_void {
+        self.ptr
+    }
+}
+
+impl Drop for HostParse {
+    fn drop(&mut self) {
+        unsafe { (self.free)(self.ptr) }
+    }
+}
+
+impl std::fmt::Debug for HostParse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostParse")
+    }
 }
 
 /// Longer batches are not kept: hashing them would cost what the cache saves.
@@ -71,14 +110,17 @@ impl BatchCache {
         self.entries.get(query).map(|e| Arc::clone(&e))
     }
 
-    pub fn insert(&self, query: &str, entry: BatchEntry) {
+    /// The entry as kept, or `None` when the batch is too long to keep.
+    pub fn insert(&self, query: &str, entry: BatchEntry) -> Option<Arc<BatchEntry>> {
         if query.len() > MAX_BATCH_BYTES {
-            return;
+            return None;
         }
         if self.entries.len() >= MAX_ENTRIES {
             self.entries.clear();
         }
-        self.entries.insert(query.to_string(), Arc::new(entry));
+        let entry = Arc::new(entry);
+        self.entries.insert(query.to_string(), Arc::clone(&entry));
+        Some(entry)
     }
 }
 
@@ -107,7 +149,7 @@ mod tests {
     fn a_batch_holds_for_its_policy_version_only() {
         let batches = BatchCache::default();
         let output = crate::rewrite::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None };
-        batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output });
+        batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output, parsed: Default::default() });
         let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
         let tokens = crate::auth::TokenCache::default();
         let settings = crate::rewrite::Settings { clock_skew: 60, faults: Default::default() };

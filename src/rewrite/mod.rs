@@ -26,7 +26,7 @@ mod validate;
 mod virtual_fns;
 mod writes;
 
-pub use cache::{BatchCache, BatchEntry, Cached, RewriteCache};
+pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};

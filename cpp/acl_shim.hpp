@@ -1,0 +1,91 @@
+// What the three C++ files share: DuckDB's headers and the Rust side's C ABI (src/ffi).
+#pragma once
+
+#include "duckdb.hpp"
+#include "duckdb/common/exception/parser_exception.hpp"
+#include "duckdb/main/capi/capi_internal.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "duckdb/main/client_context_state.hpp"
+#include "duckdb/main/config.hpp"
+#include "duckdb/main/extension/extension_loader.hpp"
+#include "duckdb/parser/expression/list.hpp"
+#include "duckdb/parser/parsed_expression_iterator.hpp"
+#include "duckdb/parser/parser.hpp"
+#include "duckdb/parser/parser_extension.hpp"
+#include "duckdb/planner/binder.hpp"
+#include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/catalog/catalog.hpp"
+#include "duckdb/parser/query_node/list.hpp"
+#include "duckdb/parser/statement/list.hpp"
+#include "duckdb/parser/tableref/list.hpp"
+#include "duckdb/parser/parsed_data/create_table_info.hpp"
+#include "duckdb/parser/parsed_data/create_view_info.hpp"
+#include "duckdb/parser/constraints/check_constraint.hpp"
+#include "duckdb/main/prepared_statement_data.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <cstdlib>
+
+using namespace duckdb;
+
+extern "C" {
+struct AclToken {
+	uint64_t start;
+	uint8_t type;
+};
+struct AclBuf {
+	char *ptr;
+	size_t len;
+};
+struct AclOut {
+	AclBuf text;
+	AclBuf names;
+	uint64_t n_statements;
+	void *check;
+	uint64_t version;
+};
+struct AclRef {
+	uint8_t kind;
+	uint32_t first;
+	uint32_t count;
+};
+struct AclStr {
+	const char *ptr;
+	size_t len;
+};
+void *acl_rs_state_new(void);
+void acl_rs_state_free(void *state);
+bool acl_rs_is_ours(const char *query, size_t len);
+int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToken *tokens, size_t n_tokens,
+                       uint64_t clock_skew, AclOut *out);
+int32_t acl_rs_rewrite_cached(void *state, const char *query, size_t len, uint64_t clock_skew, AclOut *out);
+void acl_rs_out_free(AclOut *out);
+bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_refs, const AclStr *strs,
+                  size_t n_strs, AclOut *out);
+bool acl_rs_versioned(const void *check, size_t index);
+bool acl_rs_defence_on(const void *check, size_t index);
+uint64_t acl_rs_policy_version(const void *state);
+bool acl_rs_translate_error(const char *names, size_t names_len, const char *message, size_t message_len,
+                            AclOut *out);
+bool acl_rs_register(void *state, void *info, const duckdb_extension_access *access);
+const void *acl_rs_parsed_get(const void *check);
+bool acl_rs_parsed_wanted(const void *check);
+void acl_rs_parsed_put(const void *check, void *parsed, void (*free_fn)(void *));
+}
+
+namespace acl_shim {
+
+// What DuckDB's own parse of a rewritten statement names (walk.cpp, specs/011), in the shape
+// `acl_rs_check` reads: `strs` point into the statement or into `literals`.
+struct ParsedRefs {
+	vector<AclRef> refs;
+	vector<AclStr> strs;
+	std::deque<string> literals; // a deque: pointers into it stay valid as it grows
+};
+
+// Throws on a statement it cannot read (the caller refuses it).
+void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
+
+} // namespace acl_shim

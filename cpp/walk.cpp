@@ -1,0 +1,320 @@
+#include "acl_shim.hpp"
+
+namespace acl_shim {
+namespace {
+
+// The second line of defence (specs/011): lists what DuckDB's own parse of a rewritten statement
+// names, for Rust to compare with the decision. It decides nothing; what it does not model is
+// listed as OTHER (refused). Iterative, so a deep expression cannot exhaust the stack here.
+enum RefKind : uint8_t {
+	K_STATEMENT = 0,
+	K_TABLE = 1,
+	K_INSERT_TARGET = 2,
+	K_FUNCTION = 3,
+	K_OPERATOR = 4,
+	K_TABLE_FUNCTION = 5,
+	K_CTE_DEF = 6,
+	K_OTHER = 7
+};
+
+class ParsedNames {
+public:
+	explicit ParsedNames(ParsedRefs &out) : refs(out.refs), strs(out.strs), literals(out.literals) {
+	}
+
+	void Statement(SQLStatement &statement) {
+		Literal(K_STATEMENT, StatementTypeToString(statement.type));
+		Body(statement);
+		while (!nodes.empty() || !tables.empty() || !exprs.empty()) {
+			if (!nodes.empty()) {
+				auto n = nodes.back();
+				nodes.pop_back();
+				VisitNode(*n);
+			} else if (!tables.empty()) {
+				auto t = tables.back();
+				tables.pop_back();
+				VisitTable(*t);
+			} else {
+				auto e = exprs.back();
+				exprs.pop_back();
+				VisitExpr(*e);
+			}
+		}
+	}
+
+private:
+	void Body(SQLStatement &statement) {
+		switch (statement.type) {
+		case StatementType::SELECT_STATEMENT:
+			Node(statement.Cast<SelectStatement>().node.get());
+			break;
+		case StatementType::INSERT_STATEMENT:
+			Node(statement.Cast<InsertStatement>().node.get());
+			break;
+		case StatementType::UPDATE_STATEMENT:
+			Node(statement.Cast<UpdateStatement>().node.get());
+			break;
+		case StatementType::DELETE_STATEMENT:
+			Node(statement.Cast<DeleteStatement>().node.get());
+			break;
+		case StatementType::MERGE_INTO_STATEMENT:
+			Node(statement.Cast<MergeIntoStatement>().node.get());
+			break;
+		case StatementType::EXPLAIN_STATEMENT: {
+			auto &inner = statement.Cast<ExplainStatement>().stmt;
+			if (inner) {
+				Body(*inner);
+			}
+			break;
+		}
+		case StatementType::CREATE_STATEMENT: {
+			// What a CREATE TABLE|VIEW reads or calls: its query, column defaults, CHECKs.
+			auto &info = statement.Cast<CreateStatement>().info;
+			if (info && info->type == CatalogType::TABLE_ENTRY) {
+				auto &table = info->Cast<CreateTableInfo>();
+				if (table.query) {
+					Node(table.query->node.get());
+				}
+				for (auto &col : table.columns.Logical()) {
+					if (col.HasDefaultValue()) {
+						exprs.push_back(const_cast<ParsedExpression *>(&col.DefaultValue()));
+					}
+				}
+				for (auto &c : table.constraints) {
+					if (c && c->type == ConstraintType::CHECK) {
+						Expr(c->Cast<CheckConstraint>().expression);
+					}
+				}
+			} else if (info && info->type == CatalogType::VIEW_ENTRY) {
+				auto &view = info->Cast<CreateViewInfo>();
+				if (view.query) {
+					Node(view.query->node.get());
+				}
+			} else {
+				Literal(K_OTHER, "CREATE");
+			}
+			break;
+		}
+		default:
+			break; // its type alone decides (transaction control, DROP: they read nothing)
+		}
+	}
+
+	vector<QueryNode *> nodes;
+	vector<TableRef *> tables;
+	vector<ParsedExpression *> exprs;
+	vector<AclRef> &refs;
+	vector<AclStr> &strs;
+	std::deque<string> &literals;
+
+	void Literal(uint8_t kind, string text) {
+		literals.push_back(std::move(text));
+		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
+		strs.push_back(AclStr {literals.back().data(), literals.back().size()});
+	}
+	void Name(uint8_t kind, const QualifiedName &name) {
+		auto first = static_cast<uint32_t>(strs.size());
+		for (auto &part : name.Path()) {
+			auto &text = part.GetIdentifierName();
+			strs.push_back(AclStr {text.data(), text.size()});
+		}
+		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first)});
+	}
+	void Name(uint8_t kind, const Identifier &name) {
+		auto &text = name.GetIdentifierName();
+		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
+		strs.push_back(AclStr {text.data(), text.size()});
+	}
+	void Node(QueryNode *n) {
+		if (n) {
+			nodes.push_back(n);
+		}
+	}
+	void Table(TableRef *t) {
+		if (t) {
+			tables.push_back(t);
+		}
+	}
+	void Expr(unique_ptr<ParsedExpression> &e) {
+		if (e) {
+			exprs.push_back(e.get());
+		}
+	}
+	void Exprs(vector<unique_ptr<ParsedExpression>> &list) {
+		for (auto &e : list) {
+			Expr(e);
+		}
+	}
+	void SetInfo(UpdateSetInfo *info) {
+		if (info) {
+			Exprs(info->expressions);
+			Expr(info->condition);
+		}
+	}
+
+	void VisitNode(QueryNode &node) {
+		switch (node.type) {
+		case QueryNodeType::SELECT_NODE: {
+			auto &n = node.Cast<SelectNode>();
+			Exprs(n.select_list);
+			Exprs(n.groups.group_expressions);
+			Expr(n.where_clause);
+			Expr(n.having);
+			Expr(n.qualify);
+			Table(n.from_table.get());
+			break;
+		}
+		case QueryNodeType::SET_OPERATION_NODE:
+			for (auto &child : node.Cast<SetOperationNode>().children) {
+				Node(child.get());
+			}
+			break;
+		case QueryNodeType::RECURSIVE_CTE_NODE: {
+			auto &n = node.Cast<RecursiveCTENode>();
+			Node(n.left.get());
+			Node(n.right.get());
+			Exprs(n.key_targets);
+			break;
+		}
+		case QueryNodeType::INSERT_QUERY_NODE: {
+			auto &n = node.Cast<InsertQueryNode>();
+			Name(K_INSERT_TARGET, n.qualified_name);
+			if (n.select_statement) {
+				Node(n.select_statement->node.get());
+			}
+			Table(n.table_ref.get());
+			Exprs(n.returning_list);
+			if (n.on_conflict_info) {
+				SetInfo(n.on_conflict_info->set_info.get());
+				Expr(n.on_conflict_info->condition);
+			}
+			break;
+		}
+		case QueryNodeType::UPDATE_QUERY_NODE: {
+			auto &n = node.Cast<UpdateQueryNode>();
+			Table(n.table.get());
+			Table(n.from_table.get());
+			SetInfo(n.set_info.get());
+			Exprs(n.returning_list);
+			break;
+		}
+		case QueryNodeType::DELETE_QUERY_NODE: {
+			auto &n = node.Cast<DeleteQueryNode>();
+			Table(n.table.get());
+			for (auto &u : n.using_clauses) {
+				Table(u.get());
+			}
+			Expr(n.condition);
+			Exprs(n.returning_list);
+			break;
+		}
+		case QueryNodeType::MERGE_QUERY_NODE: {
+			auto &n = node.Cast<MergeQueryNode>();
+			Table(n.target.get());
+			Table(n.source.get());
+			Expr(n.join_condition);
+			for (auto &entry : n.actions) {
+				for (auto &action : entry.second) {
+					Expr(action->condition);
+					SetInfo(action->update_info.get());
+					Exprs(action->expressions);
+				}
+			}
+			Exprs(n.returning_list);
+			break;
+		}
+		default:
+			Literal(K_OTHER, "query node");
+			break;
+		}
+		ParsedExpressionIterator::EnumerateQueryNodeModifiers(node,
+		                                                      [&](unique_ptr<ParsedExpression> &e) { Expr(e); });
+		for (auto &kv : node.cte_map.map) {
+			Name(K_CTE_DEF, kv.first);
+			Node(kv.second->query_node.get());
+			Exprs(kv.second->key_targets);
+			Exprs(kv.second->payload_aggregates);
+		}
+	}
+
+	void VisitTable(TableRef &ref) {
+		switch (ref.type) {
+		case TableReferenceType::BASE_TABLE: {
+			auto &t = ref.Cast<BaseTableRef>();
+			Name(K_TABLE, t.GetQualifiedName());
+			if (t.at_clause) {
+				Literal(K_OTHER, "AT clause");
+			}
+			break;
+		}
+		case TableReferenceType::JOIN: {
+			auto &j = ref.Cast<JoinRef>();
+			Table(j.left.get());
+			Table(j.right.get());
+			Expr(j.condition);
+			break;
+		}
+		case TableReferenceType::SUBQUERY:
+			Node(ref.Cast<SubqueryRef>().subquery->node.get());
+			break;
+		case TableReferenceType::TABLE_FUNCTION: {
+			auto &f = ref.Cast<TableFunctionRef>();
+			if (f.function && f.function->GetExpressionClass() == ExpressionClass::FUNCTION) {
+				Name(K_TABLE_FUNCTION, f.function->Cast<FunctionExpression>().GetQualifiedName());
+			} else {
+				Literal(K_OTHER, "table function");
+			}
+			Expr(f.function);
+			if (f.subquery) {
+				Node(f.subquery->node.get());
+			}
+			break;
+		}
+		case TableReferenceType::EXPRESSION_LIST:
+			for (auto &row : ref.Cast<ExpressionListRef>().values) {
+				Exprs(row);
+			}
+			break;
+		case TableReferenceType::EMPTY_FROM:
+			break;
+		case TableReferenceType::SHOW_REF: {
+			auto &show = ref.Cast<ShowRef>();
+			Node(show.query.get());
+			if (!show.qualified_name.Path().empty()) {
+				Name(K_TABLE, show.qualified_name);
+			}
+			break;
+		}
+		default:
+			Literal(K_OTHER, "table reference");
+			break;
+		}
+	}
+
+	void VisitExpr(ParsedExpression &expr) {
+		switch (expr.GetExpressionClass()) {
+		case ExpressionClass::FUNCTION: {
+			auto &f = expr.Cast<FunctionExpression>();
+			Name(f.IsOperator() ? K_OPERATOR : K_FUNCTION, f.GetQualifiedName());
+			break;
+		}
+		case ExpressionClass::WINDOW:
+			Name(K_FUNCTION, expr.Cast<WindowExpression>().GetQualifiedName());
+			break;
+		case ExpressionClass::SUBQUERY:
+			Node(expr.Cast<SubqueryExpression>().SubqueryMutable()->node.get());
+			break;
+		default:
+			break;
+		}
+		ParsedExpressionIterator::EnumerateChildren(expr, [&](unique_ptr<ParsedExpression> &c) { Expr(c); });
+	}
+};
+
+} // namespace
+
+void ListParsedNames(SQLStatement &statement, ParsedRefs &out) {
+	ParsedNames(out).Statement(statement);
+}
+
+} // namespace acl_shim
