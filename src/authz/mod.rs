@@ -71,8 +71,11 @@ pub struct View<'p> {
     pub principal: &'p Principal,
     /// The roles' default claims (first role in name order wins), overridden by the principal's.
     claims: BTreeMap<&'p str, &'p str>,
-    /// Prefix of this principal's temporary tables (spec 005): a digest of its roles and claims.
-    pub temp_prefix: String,
+    /// Prefix of this principal's temporary tables (spec 005), computed when first needed.
+    temp_prefix: std::cell::OnceCell<String>,
+    /// Where sliced objects' subqueries are kept across statements, and this principal's key
+    /// there (`rewrite::who`); `None`: built every time.
+    pub slice_cache: Option<(&'p crate::rewrite::SliceCache, &'p str)>,
 }
 
 impl<'p> View<'p> {
@@ -102,8 +105,18 @@ impl<'p> View<'p> {
         for (k, v) in &principal.claims {
             claims.insert(k.as_str(), v.as_str());
         }
-        let temp_prefix = temp_prefix(&principal.roles, &claims);
-        Ok(View { policy, roles, main, label: &principal.label, principal, claims, temp_prefix })
+        Ok(View { policy, roles, main, label: &principal.label, principal, claims, temp_prefix: Default::default(), slice_cache: None })
+    }
+
+    /// Keeps sliced objects' subqueries in `cache` under `who` (the principal's roles and claims).
+    pub fn with_slice_cache(mut self, cache: &'p crate::rewrite::SliceCache, who: &'p str) -> View<'p> {
+        self.slice_cache = Some((cache, who));
+        self
+    }
+
+    /// Prefix of this principal's temporary tables (spec 005): a digest of its roles and claims.
+    pub fn temp_prefix(&self) -> &str {
+        self.temp_prefix.get_or_init(|| temp_prefix(&self.principal.roles, &self.claims))
     }
 
     /// Does any catalog grant of the principal hold `cap` (an explicit-only one: temp, explain)?
@@ -355,8 +368,14 @@ fn temp_prefix(roles: &[String], claims: &BTreeMap<&str, &str>) -> String {
         }
     }
     let digest = h.finalize();
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("__acl_{hex}_")
+    let mut out = String::with_capacity(6 + 32 + 1);
+    out.push_str("__acl_");
+    for b in &digest[..16] {
+        use std::fmt::Write;
+        let _ = write!(out, "{b:02x}");
+    }
+    out.push('_');
+    out
 }
 
 /// One role's capabilities on `key`: its catalog grant refined (never widened) by its object grant.

@@ -20,7 +20,39 @@ pub struct Cached {
 #[derive(Default)]
 pub struct RewriteCache {
     entries: DashMap<(u64, String, String), Arc<Cached>>,
+    /// The subquery that stands for a sliced object, per policy version, principal and object:
+    /// built from the policy's SQL pieces and parsed once, then cloned (parsing it was most of a
+    /// cold statement's rewrite on a policy object).
+    pub slices: SliceCache,
 }
+
+#[derive(Default)]
+pub struct SliceCache {
+    entries: DashMap<(u64, String, crate::policy::ObjKey), Arc<sqlparser::ast::Query>>,
+}
+
+impl SliceCache {
+    pub fn get_or(
+        &self,
+        version: u64,
+        principal: &str,
+        key: &crate::policy::ObjKey,
+        build: impl FnOnce() -> Result<Box<sqlparser::ast::Query>>,
+    ) -> Result<Box<sqlparser::ast::Query>> {
+        let k = (version, principal.to_string(), key.clone());
+        if let Some(hit) = self.entries.get(&k) {
+            return Ok(Box::new(Query::clone(&hit)));
+        }
+        let fresh = build()?;
+        if self.entries.len() >= MAX_ENTRIES {
+            self.entries.clear();
+        }
+        self.entries.insert(k, Arc::new(Query::clone(&fresh)));
+        Ok(fresh)
+    }
+}
+
+use sqlparser::ast::Query;
 
 impl RewriteCache {
     pub fn get_or(

@@ -43,7 +43,7 @@ pub(super) fn temp_table(view: &View<'_>, p: &[String]) -> Result<Option<Placed>
 
 fn temp_place(view: &View<'_>, name: &str) -> Placed {
     Placed {
-        phys: PhysName { db: TEMP.into(), schema: DEFAULT_SCHEMA.into(), name: format!("{}{name}", view.temp_prefix) },
+        phys: PhysName { db: TEMP.into(), schema: DEFAULT_SCHEMA.into(), name: format!("{}{name}", view.temp_prefix()) },
         key: ObjKey { catalog: TEMP.into(), schema: DEFAULT_SCHEMA.into(), name: name.to_string() },
     }
 }

@@ -8,7 +8,11 @@
 /// name is replaced whole before its table part. The first mapping recorded for a spelling wins
 /// (the sort is stable), including one that maps a name to itself.
 pub fn names_blob(pairs: &mut Vec<(String, String)>) -> String {
-    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.to_lowercase().cmp(&b.0.to_lowercase())));
+    // Longest first; ASCII case-folded order (names fold ASCII-only, as DuckDB's do), so the
+    // spellings `dedup_by` treats as one are adjacent.
+    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| {
+        a.0.bytes().map(|c| c.to_ascii_lowercase()).cmp(b.0.bytes().map(|c| c.to_ascii_lowercase()))
+    }));
     pairs.dedup_by(|later, first| later.0.eq_ignore_ascii_case(&first.0));
     let mut out = String::new();
     for (p, v) in pairs.iter() {

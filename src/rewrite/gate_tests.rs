@@ -57,7 +57,7 @@ fn temp(role: &str, name: &str) -> String {
     let p = policy();
     let principal = Principal::role(role);
     let view = View::new(&p, &principal).unwrap();
-    format!("\"temp\".\"main\".\"{}{name}\"", view.temp_prefix)
+    format!("\"temp\".\"main\".\"{}{name}\"", view.temp_prefix())
 }
 
 #[track_caller]
@@ -115,7 +115,7 @@ fn temp_tables_are_mangled_per_principal() {
     let other = temp("engineer", "x");
     let bare = other.rsplit('.').next().unwrap().trim_matches('"').to_string();
     let mine = run("engineer", &format!("SELECT * FROM temp.{bare}")).unwrap();
-    assert!(mine.contains(&format!("{}{bare}", View::new(&policy(), &Principal::role("engineer")).unwrap().temp_prefix)), "{mine}");
+    assert!(mine.contains(&format!("{}{bare}", View::new(&policy(), &Principal::role("engineer")).unwrap().temp_prefix())), "{mine}");
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn temp_prefix_differs_by_roles_and_claims() {
     c.claims.insert("tenant".into(), "globex".into());
     let d = Principal { roles: vec!["engineer".into(), "analyst".into()], label: "token".into(), claims: Default::default() };
     let e = Principal { roles: vec!["analyst".into(), "engineer".into()], label: "token".into(), claims: Default::default() };
-    let prefix = |x: &Principal| View::new(&p, x).unwrap().temp_prefix;
+    let prefix = |x: &Principal| View::new(&p, x).unwrap().temp_prefix().to_string();
     let all = [prefix(&a), prefix(&b), prefix(&c), prefix(&d)];
     for i in 0..all.len() {
         for j in i + 1..all.len() {

@@ -26,7 +26,7 @@ mod validate;
 mod virtual_fns;
 mod writes;
 
-pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache};
+pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache, SliceCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
@@ -218,7 +218,8 @@ fn principal_batch(
     for s in &batch.statements {
         let done = cache.get_or(policy.version, &who, s, || {
             if decided.is_none() {
-                decided = Some((View::new(policy, principal)?, FnGate::new(policy, principal)));
+                let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who);
+                decided = Some((view, FnGate::new(policy, principal)));
             }
             let (view, fns) = decided.as_ref().expect("set above");
             let mut mine = Vec::new();

@@ -416,7 +416,11 @@ impl Resolver<'_, '_, '_> {
                     }
                     return Ok(());
                 }
-                let subquery = super::slices::subquery(self.view, &resolved.relation.kind, &layers)?;
+                let build = || super::slices::subquery(self.view, &resolved.relation.kind, &layers);
+                let subquery = match self.view.slice_cache {
+                    Some((cache, who)) => cache.get_or(self.view.policy.version, who, &resolved.key, build)?,
+                    None => build()?,
+                };
                 // Errors about the tables inside are reported under the object's virtual name.
                 let _ = sqlparser::ast::Visit::visit(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });
                 (subquery, alias)

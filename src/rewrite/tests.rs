@@ -231,6 +231,35 @@ fn sliced_objects_become_guarded_subqueries() {
     assert!(e.contains("sales.people is read-only for role \"clerk\""), "{e}");
 }
 
+#[test]
+fn the_slice_cache_keeps_each_principal_its_own_subquery() {
+    use crate::policy::Slice;
+    let mut p = policy();
+    table(&mut p, "sales", "main", "people", ("phys", "main", "people"));
+    p.catalogs.get_mut("sales").unwrap().objects.get_mut(&("main".into(), "people".into())).unwrap().slice =
+        Slice { rls: Some("tenant = acl_claim('tenant')".into()), columns: None };
+    p.roles.get_mut("analyst").unwrap().claims.insert("tenant".into(), "acme".into());
+    p.roles.get_mut("clerk").unwrap().claims.insert("tenant".into(), "globex".into());
+    let cache = super::SliceCache::default();
+    let run = |p: &Policy, role: &str| {
+        let principal = Principal::role(role);
+        let who = super::who(&principal);
+        let view = View::new(p, &principal).unwrap().with_slice_cache(&cache, &who);
+        let fns = super::FnGate::new(p, &principal);
+        statement(&view, &fns, "SELECT id FROM people").unwrap()
+    };
+    let acme = run(&p, "analyst");
+    assert!(acme.contains("tenant = 'acme'"), "{acme}");
+    assert_eq!(run(&p, "analyst"), acme); // from the cache, the same
+    let globex = run(&p, "clerk");
+    assert!(globex.contains("tenant = 'globex'") && !globex.contains("acme"), "{globex}");
+    // a new policy version builds anew
+    p.version += 1;
+    p.roles.get_mut("analyst").unwrap().claims.insert("tenant".into(), "initech".into());
+    let again = run(&p, "analyst");
+    assert!(again.contains("tenant = 'initech'") && !again.contains("acme"), "{again}");
+}
+
 /// A RENAME-form table whose catalog grant slices it: writes are checked, not refused.
 fn sliced_writer() -> Policy {
     use crate::policy::{Column, Slice};
