@@ -69,8 +69,14 @@ test: unit fuzz-smoke pytests slt
 demo: venv release
 	$(PY) test/demo.py --extension $(EXT)
 
+# Stage 2 with a footer, loadable directly once the host's symbols are global: valgrind can read
+# its symbols (the embedded copy is loaded from a memfd), for bench case (b)'s instruction count.
+BENCH_STAGE2 := build/bench/acl.duckdb_extension
+
 bench: venv release
-	$(PY) bench/bench.py --extension $(EXT)
+	@mkdir -p build/bench
+	$(PY) extension-ci-tools/append_metadata.py $(STAGE2) $(BENCH_STAGE2) --extension-version $(EXT_VERSION)
+	$(PY) bench/bench.py --extension $(EXT) $$(command -v valgrind >/dev/null && echo --callgrind $(BENCH_STAGE2))
 
 clean:
 	rm -rf build target
