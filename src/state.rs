@@ -18,6 +18,8 @@ pub struct State {
     pub rewrites: crate::rewrite::RewriteCache,
     /// Rewritten batches by their full text (the shim asks before tokenizing).
     pub batches: crate::rewrite::BatchCache,
+    /// Statement shapes: rewrites reused across numeric literals (spec 012).
+    pub shapes: crate::rewrite::ShapeCache,
     /// Metadata listings (`acl_meta`) by policy version, principal and catalog stamp.
     pub meta: crate::rewrite::MetaCache,
     /// The host's categorised function list, read once at load. Every published snapshot

@@ -152,7 +152,18 @@ pub unsafe extern "C" fn acl_rs_rewrite(
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
         let settings = rewrite::Settings { clock_skew, faults: state.faults };
         let policy = state.policy();
-        let out = rewrite::batch(&policy, &state.tokens, &state.rewrites, &settings, &batch)?;
+        let shape = rewrite::Shape::of(query, &tokens, &batch);
+        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, &settings, s));
+        let out = match reused {
+            Some(out) => out,
+            None => {
+                let out = rewrite::batch(&policy, &state.tokens, &state.rewrites, &settings, &batch)?;
+                if let Some(shape) = &shape {
+                    learn_shape(state, &policy, &settings, shape, &tokens, &out);
+                }
+                out
+            }
+        };
         if let Some(reuse) = &out.reuse {
             let entry = rewrite::BatchEntry {
                 version: policy.version,
@@ -205,6 +216,22 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.text = AclBuf::from(AclError::internal("the rewrite failed; the statement was refused").to_string());
             INVALID
         }
+    }
+}
+
+/// Rewrites `shape`'s sentinel query and keeps the shape if it proves literal-independent.
+fn learn_shape(
+    state: &State,
+    policy: &crate::policy::Policy,
+    settings: &rewrite::Settings,
+    shape: &rewrite::Shape<'_>,
+    tokens: &[Token],
+    actual: &rewrite::Output,
+) {
+    let (text, shifted) = shape.sentinel_query(tokens);
+    let Ok(Some(batch)) = prefix::split(&text, &shifted) else { return };
+    if let Ok(sentinel) = rewrite::batch(policy, &state.tokens, &state.rewrites, settings, &batch) {
+        state.shapes.learn(shape, actual, &sentinel);
     }
 }
 

@@ -21,11 +21,13 @@ mod gate;
 mod metadata;
 mod post_check;
 mod relations;
+mod shapes;
 mod slices;
 mod validate;
 mod virtual_fns;
 mod writes;
 
+pub use shapes::{Shape, ShapeCache};
 pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache, SliceCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::translate as translate_error;
@@ -127,16 +129,28 @@ pub fn batch_cached(
     query: &str,
 ) -> Option<Arc<BatchEntry>> {
     let entry = batches.get(query)?;
-    if entry.version != policy.version {
-        return None;
+    still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who).then_some(entry)
+}
+
+/// Does a rewrite decided under `version` for `who` (from `token`, if any) hold now: the same
+/// policy version, and a token that is still valid and still denotes the same roles and claims?
+pub(crate) fn still_holds(
+    policy: &Policy,
+    tokens: &crate::auth::TokenCache,
+    settings: &Settings,
+    version: u64,
+    token: Option<&str>,
+    who_then: &str,
+) -> bool {
+    if version != policy.version {
+        return false;
     }
-    if let Some(jwt) = &entry.token {
-        let principal = tokens.principal(policy, jwt, now_unix().ok()?, settings.clock_skew).ok()?;
-        if who(&principal) != entry.who {
-            return None;
-        }
+    let Some(jwt) = token else { return true };
+    let Ok(now) = now_unix() else { return false };
+    match tokens.principal(policy, jwt, now, settings.clock_skew) {
+        Ok(principal) => who(&principal) == who_then,
+        Err(_) => false,
     }
-    Some(entry)
 }
 
 fn now_unix() -> Result<i64> {

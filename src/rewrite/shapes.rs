@@ -1,0 +1,222 @@
+//! Statement shapes (spec 012): a statement that differs from one rewritten before only in its
+//! plain numeric literals (`WHERE id = 42` → `= 43`) reuses that rewrite with its own numbers
+//! put back, instead of going through sqlparser and the rules again.
+//!
+//! A shape is learned only when it provably does not depend on its numbers: the statement is
+//! rewritten a second time with every literal replaced by a sentinel, each sentinel must appear
+//! exactly once in that output, and putting the real literals back where the sentinels are must
+//! give exactly the real rewrite (the same text, the same names, the same allowed set). Only
+//! literals that are plain ASCII digits take part (their text is printed back unchanged); only
+//! single statements under `ACL ROLE`/`ACL TOKEN`; never a statement naming `acl_arg`, the one
+//! rule that reads a number. Each concrete statement is still parsed by DuckDB and compared
+//! with the decision by the second check (spec 011).
+use super::{Output, Reuse};
+use crate::prefix::{Batch, Prefix, Token, TokenKind};
+use dashmap::DashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Past this many shapes the map starts over (as the other caches do).
+const MAX_SHAPES: usize = 4_096;
+/// Marks a literal in a shape's key; a query containing it has no shape.
+const HOLE: char = '\0';
+/// Sentinels are this plus the literal's index: 19 digits, which a policy's own SQL would have
+/// to contain verbatim to collide (and then the uniqueness test refuses the shape).
+const SENTINEL_BASE: u64 = 7_777_777_777_000_000_000;
+
+/// The literals of one query and its key (the query with each literal replaced by `HOLE`).
+pub struct Shape<'q> {
+    key: String,
+    literals: Vec<Range<usize>>,
+    query: &'q str,
+}
+
+impl<'q> Shape<'q> {
+    /// The shape of a one-statement principal batch with at least one plain numeric literal.
+    pub fn of(query: &'q str, tokens: &[Token], batch: &Batch<'_>) -> Option<Shape<'q>> {
+        if !matches!(batch.prefix, Prefix::Role(_) | Prefix::Token(_)) || batch.statements.len() != 1 {
+            return None;
+        }
+        if query.contains(HOLE) || query.len() > 16 * 1024 {
+            return None;
+        }
+        let body = batch.statements[0];
+        let body_start = (body.as_ptr() as usize).checked_sub(query.as_ptr() as usize)?;
+        let mut literals = Vec::new();
+        for (i, t) in tokens.iter().enumerate() {
+            let end = tokens.get(i + 1).map_or(query.len(), |n| n.start).min(query.len());
+            let text = query.get(t.start..end)?.trim_end();
+            if t.kind == TokenKind::Identifier && text.eq_ignore_ascii_case("acl_arg") {
+                return None;
+            }
+            if t.kind == TokenKind::Numeric && t.start >= body_start && !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+                literals.push(t.start..t.start + text.len());
+            }
+        }
+        if literals.is_empty() {
+            return None;
+        }
+        let mut key = String::with_capacity(query.len());
+        let mut at = 0;
+        for r in &literals {
+            key.push_str(&query[at..r.start]);
+            key.push(HOLE);
+            at = r.end;
+        }
+        key.push_str(&query[at..]);
+        Some(Shape { key, literals, query })
+    }
+
+    fn literal(&self, i: usize) -> &'q str {
+        &self.query[self.literals[i].clone()]
+    }
+
+    /// The query with literal `i` replaced by sentinel `i`, and the tokens moved to match.
+    pub fn sentinel_query(&self, tokens: &[Token]) -> (String, Vec<Token>) {
+        let mut text = String::with_capacity(self.query.len() + 20 * self.literals.len());
+        let mut shifted = Vec::with_capacity(tokens.len());
+        let (mut at, mut next) = (0, 0);
+        for t in tokens {
+            while next < self.literals.len() && self.literals[next].start < t.start {
+                next += 1;
+            }
+            if next < self.literals.len() && self.literals[next].start == t.start {
+                text.push_str(&self.query[at..t.start]);
+                shifted.push(Token { start: text.len(), kind: t.kind });
+                text.push_str(&(SENTINEL_BASE + next as u64).to_string());
+                at = self.literals[next].end;
+            } else {
+                text.push_str(&self.query[at..t.start]);
+                shifted.push(Token { start: text.len(), kind: t.kind });
+                at = t.start;
+            }
+        }
+        text.push_str(&self.query[at..]);
+        (text, shifted)
+    }
+}
+
+/// A learned shape: the rewrite cut at the literals, and what else the rewrite produced.
+#[derive(Debug)]
+pub struct ShapeEntry {
+    version: u64,
+    token: Option<String>,
+    who: String,
+    /// `pieces[0] lit[holes[0]] pieces[1] … pieces[n]`.
+    pieces: Vec<String>,
+    holes: Vec<usize>,
+    statements: usize,
+    names: String,
+    checks: Vec<Option<Arc<super::Allowed>>>,
+}
+
+#[derive(Default)]
+pub struct ShapeCache {
+    entries: DashMap<String, Arc<ShapeEntry>>,
+}
+
+impl ShapeCache {
+    /// The rewrite of `shape` from a learned shape, if one holds now (same policy version; a
+    /// token judged again and still the same principal).
+    pub fn apply(
+        &self,
+        policy: &crate::policy::Policy,
+        tokens: &crate::auth::TokenCache,
+        settings: &super::Settings,
+        shape: &Shape<'_>,
+    ) -> Option<Output> {
+        let entry = Arc::clone(&*self.entries.get(&shape.key)?);
+        if !super::still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who) {
+            return None;
+        }
+        let mut sql = String::with_capacity(entry.pieces.iter().map(String::len).sum::<usize>() + 8 * entry.holes.len());
+        for (i, piece) in entry.pieces.iter().enumerate() {
+            sql.push_str(piece);
+            if let Some(&h) = entry.holes.get(i) {
+                sql.push_str(shape.literal(h));
+            }
+        }
+        Some(Output {
+            sql,
+            statements: entry.statements,
+            names: entry.names.clone(),
+            checks: entry.checks.clone(),
+            version: entry.version,
+            reuse: Some(Reuse { token: entry.token.clone(), who: entry.who.clone() }),
+        })
+    }
+
+    /// Learns `shape` from `actual` (its real rewrite) and `sentinel` (the rewrite of its
+    /// sentinel query), if they prove the rewrite does not depend on the literals.
+    pub fn learn(&self, shape: &Shape<'_>, actual: &Output, sentinel: &Output) {
+        let Some(reuse) = &actual.reuse else { return };
+        if sentinel.names != actual.names
+            || sentinel.checks != actual.checks
+            || sentinel.statements != actual.statements
+            || sentinel.version != actual.version
+            || sentinel.reuse != actual.reuse
+        {
+            return;
+        }
+        let Some((pieces, holes)) = cut(&sentinel.sql, shape.literals.len()) else { return };
+        let mut rebuilt = String::with_capacity(actual.sql.len());
+        for (i, piece) in pieces.iter().enumerate() {
+            rebuilt.push_str(piece);
+            if let Some(&h) = holes.get(i) {
+                rebuilt.push_str(shape.literal(h));
+            }
+        }
+        if rebuilt != actual.sql {
+            return;
+        }
+        if self.entries.len() >= MAX_SHAPES {
+            self.entries.clear();
+        }
+        let entry = ShapeEntry {
+            version: actual.version,
+            token: reuse.token.clone(),
+            who: reuse.who.clone(),
+            pieces,
+            holes,
+            statements: actual.statements,
+            names: actual.names.clone(),
+            checks: actual.checks.clone(),
+        };
+        self.entries.insert(shape.key.clone(), Arc::new(entry));
+    }
+}
+
+/// Cuts `sql` at every sentinel `0..n`, each of which must occur exactly once as a whole number.
+fn cut(sql: &str, n: usize) -> Option<(Vec<String>, Vec<usize>)> {
+    let mut found: Vec<(usize, usize, usize)> = Vec::with_capacity(n); // (start, end, literal)
+    for i in 0..n {
+        let needle = (SENTINEL_BASE + i as u64).to_string();
+        let mut hits = sql.match_indices(&needle).filter(|(at, m)| whole_number(sql, *at, at + m.len()));
+        let (at, m) = hits.next()?;
+        if hits.next().is_some() {
+            return None;
+        }
+        found.push((at, at + m.len(), i));
+    }
+    found.sort_unstable();
+    let mut pieces = Vec::with_capacity(n + 1);
+    let mut holes = Vec::with_capacity(n);
+    let mut at = 0;
+    for (start, end, i) in found {
+        pieces.push(sql[at..start].to_string());
+        holes.push(i);
+        at = end;
+    }
+    pieces.push(sql[at..].to_string());
+    Some((pieces, holes))
+}
+
+/// Not part of a longer word, number or quoted name.
+fn whole_number(sql: &str, start: usize, end: usize) -> bool {
+    let b = sql.as_bytes();
+    let joined = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'"' || c == b'\'' || c >= 0x80;
+    !(start > 0 && joined(b[start - 1])) && !(end < b.len() && joined(b[end]))
+}
+
+#[cfg(test)]
+mod tests;

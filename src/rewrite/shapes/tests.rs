@@ -1,0 +1,178 @@
+use super::*;
+use crate::prefix;
+use crate::rewrite::{self, Settings};
+use crate::state::State;
+
+/// A stand-in for DuckDB's tokenizer, enough for these statements.
+fn tokenize(q: &str) -> Vec<Token> {
+    let b = q.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        let kind = if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+                i += 1;
+            }
+            TokenKind::Numeric
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            TokenKind::Identifier
+        } else if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c {
+                i += 1;
+            }
+            i += 1;
+            if c == b'"' { TokenKind::Identifier } else { TokenKind::String }
+        } else {
+            i += 1;
+            TokenKind::Operator
+        };
+        out.push(Token { start, kind });
+    }
+    out
+}
+
+fn state() -> State {
+    let s = State::new();
+    for stmt in [
+        "CREATE VIRTUAL CATALOG sales",
+        "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders_tbl",
+        "CREATE VIRTUAL TABLE sales.big AS phys.main.orders_tbl COLUMNS (id, amount, region) RLS (amount > 100 AND region = acl_claim('region'))",
+        "CREATE ROLE analyst CLAIMS (region = 'eu')",
+        "GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN",
+        "CREATE ROLE clerk CLAIMS (region = 'us')",
+        "GRANT CATALOG sales TO ROLE clerk WITH (select) MAIN",
+    ] {
+        s.execute_admin(stmt).unwrap();
+    }
+    s
+}
+
+const SETTINGS: Settings = Settings { clock_skew: 60, faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false } };
+
+fn direct(s: &State, q: &str) -> rewrite::Output {
+    let toks = tokenize(q);
+    let batch = prefix::split(q, &toks).unwrap().unwrap();
+    rewrite::batch(&s.policy(), &s.tokens, &s.rewrites, &SETTINGS, &batch).unwrap()
+}
+
+/// What the shim's path does on a miss: apply a learned shape, or rewrite and learn.
+fn through_shapes(s: &State, q: &str) -> (rewrite::Output, bool) {
+    let toks = tokenize(q);
+    let batch = prefix::split(q, &toks).unwrap().unwrap();
+    let policy = s.policy();
+    let shape = Shape::of(q, &toks, &batch);
+    if let Some(out) = shape.as_ref().and_then(|sh| s.shapes.apply(&policy, &s.tokens, &SETTINGS, sh)) {
+        return (out, true);
+    }
+    let out = rewrite::batch(&policy, &s.tokens, &s.rewrites, &SETTINGS, &batch).unwrap();
+    if let Some(shape) = &shape {
+        let (text, shifted) = shape.sentinel_query(&toks);
+        let sb = prefix::split(&text, &shifted).unwrap().unwrap();
+        if let Ok(sentinel) = rewrite::batch(&policy, &s.tokens, &s.rewrites, &SETTINGS, &sb) {
+            s.shapes.learn(shape, &out, &sentinel);
+        }
+    }
+    (out, false)
+}
+
+#[test]
+fn a_learned_shape_gives_exactly_the_full_rewrite_for_other_numbers() {
+    let s = state();
+    for template in [
+        "ACL ROLE \"analyst\" SELECT region FROM orders WHERE id = {a}",
+        "ACL ROLE \"analyst\" SELECT id + {a}, {b} FROM orders ORDER BY 1 LIMIT {b}",
+        "ACL ROLE \"analyst\" SELECT region, amount FROM big WHERE id BETWEEN {a} AND {b} ORDER BY 2 DESC",
+        "ACL ROLE \"analyst\" SELECT {a} AS x, {a} AS y FROM sales.orders o JOIN big b ON o.id = b.id",
+    ] {
+        let first = template.replace("{a}", "42").replace("{b}", "7");
+        let (out, reused) = through_shapes(&s, &first);
+        assert!(!reused);
+        assert_eq!(out, direct(&s, &first));
+        for (a, b) in [("43", "8"), ("100", "100"), ("0", "123456789012345678901234567890")] {
+            let q = template.replace("{a}", a).replace("{b}", b);
+            let (out, reused) = through_shapes(&s, &q);
+            assert!(reused, "{q}");
+            assert_eq!(out, direct(&s, &q), "{q}");
+        }
+    }
+}
+
+#[test]
+fn shapes_are_per_principal_and_per_policy_version() {
+    let s = state();
+    let q = |role: &str, n: u32| format!("ACL ROLE \"{role}\" SELECT id FROM big WHERE id = {n}");
+    through_shapes(&s, &q("analyst", 1));
+    let (out, reused) = through_shapes(&s, &q("clerk", 2));
+    assert!(!reused);
+    assert!(out.sql.contains("'us'") && !out.sql.contains("'eu'"), "{}", out.sql);
+    let (out, reused) = through_shapes(&s, &q("analyst", 3));
+    assert!(reused && out.sql.contains("'eu'"), "{}", out.sql);
+    s.execute_admin("CREATE OR REPLACE ROLE analyst CLAIMS (region = 'apac')").unwrap();
+    s.execute_admin("GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN").unwrap();
+    let (out, reused) = through_shapes(&s, &q("analyst", 4));
+    assert!(!reused);
+    assert!(out.sql.contains("'apac'"), "{}", out.sql);
+}
+
+#[test]
+fn what_has_no_shape() {
+    let s = state();
+    let none = |q: &str| {
+        let toks = tokenize(q);
+        let batch = prefix::split(q, &toks).unwrap().unwrap();
+        Shape::of(q, &toks, &batch).is_none()
+    };
+    assert!(none("ACL ROLE \"analyst\" SELECT id FROM orders")); // no literal
+    assert!(none("ACL ROLE \"analyst\" SELECT 1.5 FROM orders")); // not plain digits
+    assert!(none("ACL ROLE \"analyst\" SELECT 1; SELECT 2")); // two statements
+    assert!(none("ACL ROLE \"analyst\" SELECT acl_arg(1)")); // the rule that reads a number
+    assert!(none("ACL ROLE \"analyst\" SELECT 1, '\0'")); // the hole marker itself
+    assert!(none("ACL ADMIN CREATE ROLE r1")); // management
+    assert!(!none("ACL ROLE \"analyst\" SELECT 1"));
+    drop(s);
+}
+
+#[test]
+fn a_sentinel_that_does_not_come_back_exactly_once_teaches_nothing() {
+    assert!(cut("SELECT 7777777777000000000", 1).is_some());
+    assert!(cut("SELECT 7777777777000000000, 7777777777000000000", 1).is_none()); // twice
+    assert!(cut("SELECT 1", 1).is_none()); // gone
+    assert!(cut("SELECT x7777777777000000000", 1).is_none()); // inside a name
+    assert!(cut("SELECT '7777777777000000000'", 1).is_none()); // inside a string
+    assert!(cut("SELECT 77777777770000000001", 1).is_none()); // inside a longer number
+    let (pieces, holes) = cut("a 7777777777000000001 b 7777777777000000000 c", 2).unwrap();
+    assert_eq!((pieces, holes), (vec!["a ".to_string(), " b ".into(), " c".into()], vec![1, 0]));
+}
+
+#[test]
+fn a_rewrite_that_depends_on_its_numbers_is_not_learned() {
+    let s = state();
+    let q = "ACL ROLE \"analyst\" SELECT id FROM orders WHERE id = 5";
+    let toks = tokenize(q);
+    let batch = prefix::split(q, &toks).unwrap().unwrap();
+    let shape = Shape::of(q, &toks, &batch).unwrap();
+    let actual = direct(&s, q);
+    // as if a rule had printed the literal somewhere else too (or changed it)
+    let mut sentinel = direct(&s, "ACL ROLE \"analyst\" SELECT id FROM orders WHERE id = 7777777777000000000");
+    sentinel.sql = sentinel.sql.replace("7777777777000000000", "7777777777000000000 + 1");
+    s.shapes.learn(&shape, &actual, &sentinel);
+    assert!(s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape).is_none());
+    // a different allowed set or names: not learned either
+    let mut sentinel = direct(&s, "ACL ROLE \"analyst\" SELECT id FROM orders WHERE id = 7777777777000000000");
+    sentinel.names.push_str("x\ty\n");
+    s.shapes.learn(&shape, &actual, &sentinel);
+    assert!(s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape).is_none());
+    // the honest pair is learned
+    let sentinel = direct(&s, "ACL ROLE \"analyst\" SELECT id FROM orders WHERE id = 7777777777000000000");
+    s.shapes.learn(&shape, &actual, &sentinel);
+    assert_eq!(s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape).unwrap(), actual);
+}
