@@ -158,7 +158,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             Some(out) => out,
             None => {
                 let out = rewrite::batch(&policy, &state.tokens, &state.rewrites, &settings, &batch)?;
-                if let Some(shape) = &shape {
+                if let Some(shape) = shape.as_ref().filter(|s| state.shapes.met_before(s)) {
                     learn_shape(state, &policy, &settings, shape, &tokens, &out);
                 }
                 out

@@ -113,9 +113,24 @@ pub struct ShapeEntry {
 #[derive(Default)]
 pub struct ShapeCache {
     entries: DashMap<String, Arc<ShapeEntry>>,
+    /// Keys met once: learning costs a second rewrite, so a shape is learned the second time it
+    /// is met (a statement whose shape never comes back pays only this entry).
+    seen: DashMap<String, ()>,
 }
 
 impl ShapeCache {
+    /// Records `shape` as met; true if it had been met before (time to learn it).
+    pub fn met_before(&self, shape: &Shape<'_>) -> bool {
+        if self.seen.contains_key(&shape.key) {
+            return true;
+        }
+        if self.seen.len() >= MAX_SHAPES {
+            self.seen.clear();
+        }
+        self.seen.insert(shape.key.clone(), ());
+        false
+    }
+
     /// The rewrite of `shape` from a learned shape, if one holds now (same policy version; a
     /// token judged again and still the same principal).
     pub fn apply(
