@@ -1,7 +1,7 @@
 //! The rewriter on SQL from a small grammar (`acl_fuzz::Gen`): names that collide with
 //! catalog, CTE and physical names, joins, LATERAL, CTEs (also recursive and DML), DML with
 //! RETURNING/ON CONFLICT, MERGE, table functions, never-callable functions, refused statement
-//! types. Same properties as `rewrite`.
+//! types. Same properties as `rewrite`, and statement shapes (spec 012) answer as full rewrites.
 #![no_main]
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
@@ -15,4 +15,5 @@ fuzz_target!(|data: &[u8]| {
     let Ok(which) = u.arbitrary::<u8>() else { return };
     let Ok(sql) = acl_fuzz::Gen::new(&mut u).statement() else { return };
     acl_fuzz::check_rewrite(fx, usize::from(which), &sql);
+    acl_fuzz::check_shapes(fx, usize::from(which), &sql);
 });

@@ -484,6 +484,53 @@ pub fn check_rewrite(fx: &Fixture, which: usize, sql: &str) {
     }
 }
 
+/// Statement shapes (spec 012): when a shape of `sql` is learned (the sentinel proof passed), the
+/// same statement with other numbers must get from the shape exactly what a full rewrite gives it.
+/// Single-role principals only (the prefix names the role).
+pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
+    let (principal, _) = &fx.principals[which % fx.principals.len()];
+    let [role] = principal.roles.as_slice() else { return };
+    let settings = acl::rewrite::Settings { clock_skew: 60, faults: Default::default() };
+    let tokens_cache = acl::auth::TokenCache::default();
+    let rewrites = acl::rewrite::RewriteCache::default();
+    let shapes = acl::rewrite::ShapeCache::default();
+    let run = |q: &str| -> Option<(Vec<Token>, Result<acl::rewrite::Output, String>)> {
+        let toks = tokenize(q);
+        let batch = acl::prefix::split(q, &toks).ok()??;
+        Some((toks, acl::rewrite::batch(&fx.policy, &tokens_cache, &rewrites, &settings, &batch).map_err(|e| e.to_string())))
+    };
+    let query = format!("ACL ROLE \"{role}\" {sql}");
+    let Some((toks, Ok(actual))) = run(&query) else { return };
+    let Ok(Some(batch)) = acl::prefix::split(&query, &toks) else { return };
+    let Some(shape) = acl::rewrite::Shape::of(&query, &toks, &batch) else { return };
+    let (text, shifted) = shape.sentinel_query(&toks);
+    let Ok(Some(sb)) = acl::prefix::split(&text, &shifted) else { return };
+    let Ok(sentinel) = acl::rewrite::batch(&fx.policy, &tokens_cache, &rewrites, &settings, &sb) else { return };
+    shapes.learn(&shape, &actual, &sentinel);
+    // every plain numeric literal changed: n -> n + 1 (as digits), 0 -> 10
+    let mut variant = String::with_capacity(query.len() + 8);
+    let mut at = 0;
+    for (i, t) in toks.iter().enumerate() {
+        let end = toks.get(i + 1).map_or(query.len(), |n| n.start);
+        let lit = query[t.start..end].trim_end();
+        if t.kind == TokenKind::Numeric && !lit.is_empty() && lit.bytes().all(|b| b.is_ascii_digit()) && t.start > 0 {
+            variant.push_str(&query[at..t.start]);
+            variant.push_str(&format!("{lit}1"));
+            at = t.start + lit.len();
+        }
+    }
+    variant.push_str(&query[at..]);
+    let Some((vtoks, direct)) = run(&variant) else { return };
+    let Ok(Some(vbatch)) = acl::prefix::split(&variant, &vtoks) else { return };
+    let Some(vshape) = acl::rewrite::Shape::of(&variant, &vtoks, &vbatch) else { return };
+    if let Some(reused) = shapes.apply(&fx.policy, &tokens_cache, &settings, &vshape) {
+        match direct {
+            Ok(direct) => assert_eq!(reused, direct, "a shape's rewrite differs from the full one\n in: {variant:?}"),
+            Err(e) => panic!("a learned shape answers what a full rewrite refuses ({e})\n in: {variant:?}"),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // A small SQL grammar
 // ---------------------------------------------------------------------------------------------
