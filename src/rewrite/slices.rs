@@ -45,7 +45,46 @@ pub(super) fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'
         ControlFlow::Break(e) => return Err(e),
         ControlFlow::Continue(()) => {}
     }
+    let _ = query.visit(&mut Unparen);
     Ok(query)
+}
+
+/// The parentheses around each policy expression keep the text's structure while it is put
+/// together; once parsed, the ones directly inside `CASE WHEN … THEN … ELSE … END` and `WHERE …`
+/// (contexts closed by keywords) are dropped: DuckDB's parser backtracks over every one of them,
+/// and the guard repeats the predicate once per column.
+struct Unparen;
+
+fn unparen(e: &mut Expr) {
+    while let Expr::Nested(inner) = e {
+        *e = std::mem::replace(inner.as_mut(), Expr::value(Value::Null));
+    }
+}
+
+impl VisitorMut for Unparen {
+    type Break = ();
+
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Case { conditions, else_result, .. } = e {
+            for c in conditions.iter_mut() {
+                unparen(&mut c.condition);
+                unparen(&mut c.result);
+            }
+            if let Some(r) = else_result {
+                unparen(r);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+        if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {
+            if let Some(w) = &mut s.selection {
+                unparen(w);
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 fn layer_sql(inner: &str, i: usize, layer: &Slice) -> String {
