@@ -125,7 +125,8 @@ fn token_end(query: &str, tokens: &[Token], i: usize) -> usize {
     tokens.get(i + 1).map_or(query.len(), |t| t.start).min(query.len())
 }
 
-fn token_text<'q>(query: &'q str, tokens: &[Token], i: usize) -> &'q str {
+/// Token `i`'s text (up to the next token, trailing blanks trimmed).
+pub(crate) fn token_text<'q>(query: &'q str, tokens: &[Token], i: usize) -> &'q str {
     let start = tokens[i].start.min(query.len());
     query.get(start..token_end(query, tokens, i)).unwrap_or("").trim_end()
 }
@@ -169,53 +170,64 @@ fn unquote_string(s: &str) -> Result<String> {
         .ok_or_else(|| AclError::syntax("expected a plain single-quoted string"))
 }
 
+/// A stand-in for DuckDB's tokenizer, good enough for the unit tests (the SQL tests use the
+/// real one): quoted strings and names (doubled quotes inside), `--` comments, digit runs as
+/// numbers, words, and every other character as an operator.
+#[cfg(test)]
+pub(crate) fn test_tokens(q: &str) -> Vec<Token> {
+    let b = q.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let kind = if c == b'\'' || c == b'"' {
+            i += 1;
+            while i < b.len() {
+                if b[i] == c && b.get(i + 1) == Some(&c) {
+                    i += 2;
+                } else if b[i] == c {
+                    i += 1;
+                    break;
+                } else {
+                    i += 1;
+                }
+            }
+            if c == b'\'' { TokenKind::String } else { TokenKind::Identifier }
+        } else if q[i..].starts_with("--") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            TokenKind::Comment
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+                i += 1;
+            }
+            TokenKind::Numeric
+        } else if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                i += 1;
+            }
+            TokenKind::Identifier
+        } else {
+            i += 1;
+            TokenKind::Operator
+        };
+        out.push(Token { start, kind });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A stand-in for DuckDB's tokenizer, good enough for the unit tests (the SQL tests use the
-    /// real one): splits on whitespace, `;` and quotes.
     fn toks(q: &str) -> Vec<Token> {
-        let b = q.as_bytes();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            if c.is_ascii_whitespace() {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            let kind = if c == b';' {
-                i += 1;
-                TokenKind::Operator
-            } else if c == b'\'' || c == b'"' {
-                i += 1;
-                while i < b.len() {
-                    if b[i] == c && b.get(i + 1) == Some(&c) {
-                        i += 2;
-                    } else if b[i] == c {
-                        i += 1;
-                        break;
-                    } else {
-                        i += 1;
-                    }
-                }
-                if c == b'\'' { TokenKind::String } else { TokenKind::Identifier }
-            } else if q[i..].starts_with("--") {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-                TokenKind::Comment
-            } else {
-                while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b';' {
-                    i += 1;
-                }
-                TokenKind::Identifier
-            };
-            out.push(Token { start, kind });
-        }
-        out
+        test_tokens(q)
     }
 
     fn split_str(q: &str) -> Result<Option<Batch<'_>>> {

@@ -135,7 +135,7 @@ impl std::fmt::Debug for HostParse {
 }
 
 /// Longer batches are not kept: hashing them would cost what the cache saves.
-const MAX_BATCH_BYTES: usize = 16 * 1024;
+pub(super) const MAX_BATCH_BYTES: usize = 16 * 1024;
 
 impl BatchCache {
     pub fn get(&self, query: &str) -> Option<Arc<BatchEntry>> {

@@ -37,15 +37,14 @@ impl<'q> Shape<'q> {
         if !matches!(batch.prefix, Prefix::Role(_) | Prefix::Token(_)) || batch.statements.len() != 1 {
             return None;
         }
-        if query.contains(HOLE) || query.len() > 16 * 1024 {
+        if query.contains(HOLE) || query.len() > super::cache::MAX_BATCH_BYTES {
             return None;
         }
         let body = batch.statements[0];
         let body_start = (body.as_ptr() as usize).checked_sub(query.as_ptr() as usize)?;
         let mut literals = Vec::new();
         for (i, t) in tokens.iter().enumerate() {
-            let end = tokens.get(i + 1).map_or(query.len(), |n| n.start).min(query.len());
-            let text = query.get(t.start..end)?.trim_end();
+            let text = crate::prefix::token_text(query, tokens, i);
             if t.kind == TokenKind::Identifier && text.eq_ignore_ascii_case("acl_arg") {
                 return None;
             }

@@ -3,41 +3,8 @@ use crate::prefix;
 use crate::rewrite::{self, Settings};
 use crate::state::State;
 
-/// A stand-in for DuckDB's tokenizer, enough for these statements.
 fn tokenize(q: &str) -> Vec<Token> {
-    let b = q.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let start = i;
-        let kind = if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        } else if c.is_ascii_digit() {
-            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
-                i += 1;
-            }
-            TokenKind::Numeric
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            TokenKind::Identifier
-        } else if c == b'"' || c == b'\'' {
-            i += 1;
-            while i < b.len() && b[i] != c {
-                i += 1;
-            }
-            i += 1;
-            if c == b'"' { TokenKind::Identifier } else { TokenKind::String }
-        } else {
-            i += 1;
-            TokenKind::Operator
-        };
-        out.push(Token { start, kind });
-    }
-    out
+    prefix::test_tokens(q)
 }
 
 fn state() -> State {
