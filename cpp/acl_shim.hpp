@@ -45,6 +45,13 @@ struct AclOut {
 	uint64_t n_statements;
 	void *check;
 	uint64_t version;
+	int64_t expires;
+	AclBuf principal;
+};
+struct AclSettings {
+	uint64_t clock_skew;
+	uint64_t max_rewrite_bytes;
+	uint8_t in_transaction;
 };
 struct AclRef {
 	uint8_t kind;
@@ -59,8 +66,8 @@ void *acl_rs_state_new(void);
 void acl_rs_state_free(void *state);
 bool acl_rs_is_ours(const char *query, size_t len);
 int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToken *tokens, size_t n_tokens,
-                       uint64_t clock_skew, AclOut *out);
-int32_t acl_rs_rewrite_cached(void *state, const char *query, size_t len, uint64_t clock_skew, AclOut *out);
+                       const AclSettings *settings, AclOut *out);
+int32_t acl_rs_rewrite_cached(void *state, const char *query, size_t len, const AclSettings *settings, AclOut *out);
 void acl_rs_out_free(AclOut *out);
 bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_refs, const AclStr *strs,
                   size_t n_strs, AclOut *out);

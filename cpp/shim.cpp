@@ -13,6 +13,8 @@ namespace {
 
 const char *const CLOCK_SKEW_SETTING = "acl_jwt_clock_skew";
 const uint64_t DEFAULT_CLOCK_SKEW = 60;
+const char *const MAX_REWRITE_SETTING = "acl_max_rewrite_bytes";
+const uint64_t DEFAULT_MAX_REWRITE_BYTES = 1 << 20;
 
 enum RewriteStatus : int32_t { NOT_OURS = 0, REWRITTEN = 1, REFUSED = 2, SYNTAX = 3, INVALID = 4, MISS = 5 };
 
@@ -27,7 +29,7 @@ struct AclParserInfo : public ParserExtensionInfo {
 
 // Owns the Rust output buffer for the duration of one override call.
 struct OutGuard {
-	AclOut out {{nullptr, 0}, {nullptr, 0}, 0, nullptr, 0};
+	AclOut out {{nullptr, 0}, {nullptr, 0}, 0, nullptr, 0, 0, {nullptr, 0}};
 	~OutGuard() {
 		acl_rs_out_free(&out);
 	}
@@ -255,6 +257,26 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 	return std::move(parser.statements);
 }
 
+uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback) {
+	Value value;
+	if (context.TryGetCurrentSetting(name, value) && !value.IsNull()) {
+		return value.GetValue<uint64_t>();
+	}
+	return fallback;
+}
+
+// The settings a decision depends on, read from the caller's context.
+AclSettings ReadSettings(ParserOptions &options) {
+	AclSettings settings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0};
+	if (options.context) {
+		auto &context = *options.context;
+		settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);
+		settings.max_rewrite_bytes = UnsignedSetting(context, MAX_REWRITE_SETTING, DEFAULT_MAX_REWRITE_BYTES);
+		settings.in_transaction = context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
+	}
+	return settings;
+}
+
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
 	auto &acl = info->Cast<AclParserInfo>();
 	// Text we produced coming back (a client re-parses a statement's query text, e.g. for a
@@ -266,15 +288,10 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	if (!acl_rs_is_ours(query.data(), query.size())) {
 		return ParserOverrideResult();
 	}
-	// Settings the decision depends on are read from the caller's context.
-	uint64_t clock_skew = DEFAULT_CLOCK_SKEW;
-	Value skew;
-	if (options.context && options.context->TryGetCurrentSetting(CLOCK_SKEW_SETTING, skew) && !skew.IsNull()) {
-		clock_skew = skew.GetValue<uint64_t>();
-	}
+	auto settings = ReadSettings(options);
 	OutGuard guard;
 	// A batch seen before under the same policy needs no tokenizing.
-	auto status = acl_rs_rewrite_cached(acl.state, query.data(), query.size(), clock_skew, &guard.out);
+	auto status = acl_rs_rewrite_cached(acl.state, query.data(), query.size(), &settings, &guard.out);
 	if (status == MISS) {
 		// DuckDB's own tokenizer finds the statement boundaries, so quotes, $$ strings and
 		// comments split exactly as DuckDB would split them.
@@ -284,7 +301,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 		for (auto &t : simplified) {
 			tokens.push_back(AclToken {t.start, static_cast<uint8_t>(t.type)});
 		}
-		status = acl_rs_rewrite(acl.state, query.data(), query.size(), tokens.data(), tokens.size(), clock_skew,
+		status = acl_rs_rewrite(acl.state, query.data(), query.size(), tokens.data(), tokens.size(), &settings,
 		                        &guard.out);
 	}
 	switch (status) {
@@ -353,6 +370,9 @@ void LoadInternal(ExtensionLoader &loader) {
 	config.AddExtensionOption(CLOCK_SKEW_SETTING,
 	                          "seconds of clock skew tolerated when ACL TOKEN judges exp and nbf",
 	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_CLOCK_SKEW));
+	config.AddExtensionOption(MAX_REWRITE_SETTING,
+	                          "bytes a principal's batch may grow to once the policy is applied; longer is refused",
+	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_MAX_REWRITE_BYTES));
 
 	ParserExtension extension;
 	extension.parser_override = AclParserOverride;

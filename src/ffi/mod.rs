@@ -35,6 +35,33 @@ pub struct AclOut {
     check: *mut c_void,
     /// The policy version the batch was decided under.
     version: u64,
+    /// Unix seconds after which the batch's statements must not run any more (the token's `exp`);
+    /// 0: no such limit.
+    expires: i64,
+    /// Who the batch runs as (empty for `ACL ADMIN`), for what the shim keeps per connection.
+    principal: AclBuf,
+}
+
+/// The caller's settings the shim reads from its context for each batch.
+#[repr(C)]
+pub struct AclSettings {
+    /// `acl_jwt_clock_skew`, seconds.
+    clock_skew: u64,
+    /// `acl_max_rewrite_bytes`.
+    max_rewrite_bytes: u64,
+    /// 1 when an explicit transaction is open on the caller's connection.
+    in_transaction: u8,
+}
+
+impl AclSettings {
+    fn read(&self, state: &State) -> rewrite::Settings {
+        rewrite::Settings {
+            clock_skew: self.clock_skew,
+            max_rewrite_bytes: self.max_rewrite_bytes,
+            in_transaction: self.in_transaction != 0,
+            faults: state.faults,
+        }
+    }
 }
 
 /// What the shim hands `acl_rs_check`: one name DuckDB's parse contains, as `count` strings
@@ -139,18 +166,19 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     len: usize,
     tokens: *const AclToken,
     n_tokens: usize,
-    clock_skew: u64,
+    settings: *const AclSettings,
     out: *mut AclOut,
 ) -> i32 {
     let state = unsafe { &*(state as *const State) };
     let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+    // SAFETY: the shim passes a pointer to a live `AclSettings` for the duration of the call.
+    let settings = unsafe { &*settings }.read(state);
     let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
     let work = || -> Result<Option<(rewrite::Output, Option<Arc<rewrite::BatchEntry>>)>, AclError> {
         let query = std::str::from_utf8(bytes).map_err(|_| AclError::syntax("the statement is not valid UTF-8"))?;
         let tokens: Vec<Token> =
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
-        let settings = rewrite::Settings { clock_skew, faults: state.faults };
         let policy = state.policy();
         let shape = rewrite::Shape::of(query, &tokens, &batch);
         let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, &settings, s));
@@ -245,14 +273,15 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
     state: *const c_void,
     query: *const u8,
     len: usize,
-    clock_skew: u64,
+    settings: *const AclSettings,
     out: *mut AclOut,
 ) -> i32 {
     let state = unsafe { &*(state as *const State) };
     let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+    // SAFETY: as in `acl_rs_rewrite`.
+    let settings = unsafe { &*settings }.read(state);
     let hit = catch_unwind(AssertUnwindSafe(|| {
         let query = std::str::from_utf8(bytes).ok()?;
-        let settings = rewrite::Settings { clock_skew, faults: state.faults };
         rewrite::batch_cached(&state.policy(), &state.tokens, &state.batches, &settings, query)
     }));
     match hit {
@@ -348,6 +377,7 @@ pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
     let out = unsafe { &mut *out };
     out.text.free();
     out.names.free();
+    out.principal.free();
     if !out.check.is_null() {
         let check = std::mem::replace(&mut out.check, std::ptr::null_mut());
         let _ = catch_unwind(|| drop(unsafe { Box::from_raw(check as *mut Checks) }));

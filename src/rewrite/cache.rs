@@ -184,7 +184,7 @@ mod tests {
         batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output, parsed: Default::default() });
         let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
         let tokens = crate::auth::TokenCache::default();
-        let settings = crate::rewrite::Settings { clock_skew: 60, faults: Default::default() };
+        let settings = crate::rewrite::Settings::default();
         let hit = crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1");
         assert_eq!(hit.map(|e| e.output.sql.clone()).as_deref(), Some("SELECT 1"));
         assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 2").is_none());

@@ -168,8 +168,28 @@ const RECURSION_LIMIT: usize = 64;
 pub struct Settings {
     /// `acl_jwt_clock_skew`, seconds.
     pub clock_skew: u64,
+    /// `acl_max_rewrite_bytes`: a rewritten batch longer than this is refused.
+    pub max_rewrite_bytes: u64,
+    /// An explicit transaction is open on the caller's connection.
+    pub in_transaction: bool,
     /// Test-only faults (always off in a release build).
     pub faults: crate::faults::Faults,
+}
+
+/// `acl_jwt_clock_skew`'s default, seconds.
+pub const DEFAULT_CLOCK_SKEW: u64 = 60;
+/// `acl_max_rewrite_bytes`'s default.
+pub const DEFAULT_MAX_REWRITE_BYTES: u64 = 1 << 20;
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            clock_skew: DEFAULT_CLOCK_SKEW,
+            max_rewrite_bytes: DEFAULT_MAX_REWRITE_BYTES,
+            in_transaction: false,
+            faults: Default::default(),
+        }
+    }
 }
 
 pub fn batch(

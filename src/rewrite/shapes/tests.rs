@@ -23,7 +23,12 @@ fn state() -> State {
     s
 }
 
-const SETTINGS: Settings = Settings { clock_skew: 60, faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false } };
+const SETTINGS: Settings = Settings {
+    clock_skew: 60,
+    max_rewrite_bytes: crate::rewrite::DEFAULT_MAX_REWRITE_BYTES,
+    in_transaction: false,
+    faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false },
+};
 
 fn direct(s: &State, q: &str) -> rewrite::Output {
     let toks = tokenize(q);
