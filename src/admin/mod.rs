@@ -9,6 +9,7 @@ mod issuer;
 pub mod slice;
 mod parse;
 mod schemas;
+pub mod sources;
 
 use crate::policy::{Caps, ObjKey, PhysName, Slice};
 use sqlparser::dialect::DuckDbDialect;

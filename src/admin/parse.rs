@@ -154,6 +154,7 @@ impl<'a> P<'a> {
                     .p
                     .parse_query()
                     .map_err(|_| AclError::syntax(format!("{PREFIX}: expected a query after AS")))?;
+                super::sources::check_query(&*query)?;
                 let comment = self.comment()?;
                 return Ok(Command::CreateView { key, query: query.to_string(), comment, mode });
             }
@@ -510,6 +511,7 @@ impl<'a> P<'a> {
         }
         let phys_schema = parts.pop().map(|i| i.value).unwrap_or_default();
         let db = parts.pop().map(|i| i.value).unwrap_or_default();
+        super::sources::check_schema(&db, &phys_schema)?;
         let comment = self.comment()?;
         Ok(Command::CreateSchema { catalog, schema, target: (db, phys_schema), comment, mode })
     }
@@ -552,6 +554,7 @@ impl<'a> P<'a> {
         let name = parts.pop().map(|i| i.value).unwrap_or_default();
         let schema = parts.pop().map(|i| i.value).unwrap_or_default();
         let db = parts.pop().map(|i| i.value).unwrap_or_default();
+        super::sources::check_table(&db, &schema, &name)?;
         Ok(PhysName { db, schema, name })
     }
 }
