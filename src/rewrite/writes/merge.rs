@@ -1,19 +1,24 @@
 //! MERGE into a sliced target: every branch confined to the slice (spec 002, "MERGE").
 //!
 //! DuckDB joins source and target (INNER; LEFT with a WHEN NOT MATCHED [BY TARGET] clause;
-//! RIGHT/FULL with a WHEN NOT MATCHED BY SOURCE clause) and evaluates *every* clause's condition
-//! and values in one projection over every joined row before it picks an action
-//! (`bind_merge_into.cpp`). The slice predicate `P` in ON keeps hidden target rows from matching,
-//! so with a BY SOURCE clause they are all in the join as "not matched by source". Hence:
+//! RIGHT/FULL with a WHEN NOT MATCHED BY SOURCE clause) under one projection
+//! (`bind_merge_into.cpp`): every clause's UPDATE SET / INSERT values, and the column references
+//! and subqueries of every clause's condition, are evaluated there for *every* joined row; the
+//! rest of a condition is evaluated later, only on the rows of its category that no earlier
+//! clause took (`physical_merge_into.cpp`). The slice predicate `P` in ON keeps hidden target rows
+//! from matching, so with a BY SOURCE clause they are all in the join as "not matched by source".
+//! Hence:
 //! - `ON := P AND CASE WHEN P THEN <own> ELSE false END`;
-//! - each joined row's category is made visible: with a BY SOURCE clause the source is wrapped
-//!   as `(SELECT true AS "__acl_src", * FROM <source>) AS <its name>` (source present), and
-//!   `<target>.rowid IS NOT NULL` tells a target row is present;
-//! - a clause's condition runs only on its category (`CASE WHEN <category> THEN <own> ELSE false
-//!   END`; BY SOURCE's category includes `P`), and its values (with the write check inside) only
-//!   where that clause takes the row: its category, no earlier clause of the category, its own
-//!   condition. DuckDB binds WHEN NOT MATCHED clauses over the source alone and BY SOURCE clauses
-//!   over the target alone, so their category can only be told from the side they see;
+//! - a BY SOURCE condition becomes `CASE WHEN <target row> AND P THEN <own> ELSE false END`
+//!   (`P` alone when it had none): hidden rows are never taken, never evaluated;
+//! - each joined row's category is made visible to the values: with a BY SOURCE clause the
+//!   source is wrapped as `(SELECT true AS "__acl_src", * FROM <source>) AS <its name>` (a source
+//!   row is present), and `<target>.rowid IS NOT NULL` tells a target row is present; every value
+//!   (with the write check inside) runs only where its clause takes the row — its category, no
+//!   earlier clause of the category, its own condition — where hidden rows are in the join, and
+//!   wherever it carries a write check. DuckDB binds WHEN NOT MATCHED clauses over the source
+//!   alone and BY SOURCE clauses over the target alone, so their category is told only from the
+//!   side they see;
 //! - subqueries are planned as joins over all joined rows (no CASE guards what is inside them):
 //!   they are refused in ON, and in every clause when there is a BY SOURCE clause.
 use super::{and, boolean, guard, is_default, WriteSlice};
@@ -101,10 +106,10 @@ pub(super) fn confine(w: &WriteSlice, m: &mut Merge, alias: &str) -> Result<()> 
         let own = clause.predicate.take();
         let before: Vec<Expr> = earlier.iter().filter(|(c, _)| *c == cat).filter_map(|(_, e)| e.clone()).collect();
         let takes = taking(cat_expr.clone(), &before, own.clone());
-        // DuckDB offers a clause only rows of its category; the condition needs the guard where
-        // hidden rows are in the join (they are all "not matched by source" there).
+        // DuckDB evaluates a condition (all but its subqueries) only on the rows of its category
+        // that no earlier clause took; the hidden rows are all "not matched by source".
         clause.predicate = match (cat_expr, own.clone()) {
-            (Some(c), Some(o)) if by_source => Some(guard(c, o, Some(boolean(false)))),
+            (Some(c), Some(o)) if cat == Category::BySource => Some(guard(c, o, Some(boolean(false)))),
             (Some(c), None) if cat == Category::BySource => Some(c),
             (_, o) => o,
         };

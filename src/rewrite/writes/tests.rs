@@ -117,10 +117,11 @@ fn every_clause_sees_only_its_category() {
         &[
             // the source carries the marker, first
             r#"USING (SELECT true AS "__acl_src", * FROM "hrdb"."main"."other_tbl" s) AS s"#,
-            &format!("WHEN MATCHED AND CASE WHEN {matched} THEN (s.name = 'x') ELSE false END THEN UPDATE SET tenant = CASE WHEN CASE WHEN {matched} THEN (s.name = 'x') ELSE false END THEN (CASE WHEN ((s.tenant) = 'acme') THEN (s.tenant) ELSE {CHECK} END) END"),
+            // DuckDB evaluates a MATCHED / NOT MATCHED condition only on its category's rows
+            &format!("WHEN MATCHED AND s.name = 'x' THEN UPDATE SET tenant = CASE WHEN CASE WHEN {matched} THEN (s.name = 'x') ELSE false END THEN (CASE WHEN ((s.tenant) = 'acme') THEN (s.tenant) ELSE {CHECK} END) END"),
             // an unconditional WHEN MATCHED clause runs nothing of the principal's on any row
             "END WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND",
-            r#"WHEN NOT MATCHED AND CASE WHEN s."__acl_src" IS NOT NULL THEN (s.id > 5) ELSE false END THEN INSERT (id, tenant) VALUES (CASE WHEN CASE WHEN s."__acl_src" IS NOT NULL THEN (s.id > 5) ELSE false END THEN (CASE WHEN ((s.tenant) = 'acme') THEN (s.id)"#,
+            r#"WHEN NOT MATCHED AND s.id > 5 THEN INSERT (id, tenant) VALUES (CASE WHEN CASE WHEN s."__acl_src" IS NOT NULL THEN (s.id > 5) ELSE false END THEN (CASE WHEN ((s.tenant) = 'acme') THEN (s.id)"#,
             // an unconditional clause after a conditional one: DuckDB offers it only its category
             r#"WHEN NOT MATCHED THEN DO NOTHING"#,
             &format!("WHEN NOT MATCHED BY SOURCE AND CASE WHEN {by_source} THEN (t.name = 'y') ELSE false END THEN UPDATE SET name = CASE WHEN CASE WHEN {by_source} THEN (t.name = 'y') ELSE false END THEN (t.name) END"),
