@@ -11,6 +11,7 @@
 //!   schema and database), the column after it must be granted; otherwise `q` must be a granted
 //!   column (a struct field), a lambda parameter or a relation the statement itself introduces;
 //! - `*`, `q.*` and `COLUMNS(…)` only inside a subquery with its own FROM, never over the target.
+use super::is_default_keyword;
 use crate::error::{AclError, Result};
 use crate::policy::{norm, ObjKey, PhysName};
 use sqlparser::ast::{
@@ -265,10 +266,6 @@ impl Walk<'_, '_> {
         }
         Ok(())
     }
-}
-
-fn is_default_keyword(i: &Ident) -> bool {
-    i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default")
 }
 
 fn flow(r: Result<()>) -> ControlFlow<AclError> {

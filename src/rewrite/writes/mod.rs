@@ -127,7 +127,11 @@ fn guard(cond: Expr, value: Expr, otherwise: Option<Expr>) -> Expr {
 
 /// `DEFAULT` as a value: the column's default, not an expression of the principal's.
 fn is_default(e: &Expr) -> bool {
-    matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+    matches!(e, Expr::Identifier(i) if is_default_keyword(i))
+}
+
+fn is_default_keyword(i: &Ident) -> bool {
+    i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default")
 }
 
 impl WriteSlice {
@@ -332,7 +336,8 @@ impl WriteSlice {
 
     /// The column rule for one statement (a no-op on a target that shows every column).
     fn columns<'s, V: Visit>(&'s self, stmt: &V, alias: Option<&str>, extra: &'s [&'s str]) -> columns::Rule<'s> {
-        columns::Rule::new(self.writable.as_ref(), &self.object, &self.names, alias, columns::introduced(stmt), extra)
+        let others = if self.writable.is_some() { columns::introduced(stmt) } else { Default::default() };
+        columns::Rule::new(self.writable.as_ref(), &self.object, &self.names, alias, others, extra)
     }
 }
 
