@@ -42,6 +42,13 @@ impl TargetNames {
     }
 }
 
+impl TargetNames {
+    /// Is `q` (normalised) one of the target's own one-part names?
+    pub(super) fn denotes(&self, q: &str) -> bool {
+        self.single.iter().any(|s| s == q)
+    }
+}
+
 /// The relation names a statement introduces (FROM items' aliases or table names, table
 /// functions' names): qualifiers that do not denote the target.
 pub(super) fn introduced<V: Visit>(node: &V) -> HashSet<String> {

@@ -170,12 +170,51 @@ impl WriteSlice {
     /// the predicate (`CASE WHEN <pred> THEN <own> ELSE false END`): DuckDB may evaluate the
     /// conjuncts in any order, and the principal's own condition (an `error()`, a failing cast)
     /// must never run on a row outside the slice.
+    ///
+    /// A guarded condition is no join key, so DuckDB would join the target with a FROM item, a
+    /// USING item or a MERGE source by a nested loop. Each `<target>.a = <other>.b` conjunct of the
+    /// own condition is therefore repeated as `CASE WHEN <pred> THEN <target>.a END = <other>.b`:
+    /// implied by the guarded condition, NULL on a row outside the slice, and a hash-join key.
     fn restrict(&self, selection: &mut Option<Expr>, alias: &str) {
         if let Some(p) = self.pred_on(alias) {
             *selection = Some(match selection.take() {
-                Some(s) => and(p.clone(), guard(p, s, Some(boolean(false)))),
+                Some(s) => {
+                    let mut keys = Vec::new();
+                    self.join_keys(&s, alias, &p, &mut keys);
+                    let head = keys.into_iter().fold(p.clone(), and);
+                    and(head, guard(p, s, Some(boolean(false))))
+                }
                 None => p,
             });
+        }
+    }
+
+    fn join_keys(&self, e: &Expr, alias: &str, p: &Expr, out: &mut Vec<Expr>) {
+        let column_of = |e: &Expr| match e {
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => Some(norm(&parts[0].value)),
+            _ => None,
+        };
+        let target = norm(alias);
+        match e {
+            Expr::Nested(inner) => self.join_keys(inner, alias, p, out),
+            Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
+                self.join_keys(left, alias, p, out);
+                self.join_keys(right, alias, p, out);
+            }
+            Expr::BinaryOp { left, op: BinaryOperator::Eq, right } => {
+                let other = |q: &str| q != target && !self.names.denotes(q);
+                let key = |t: &Expr, o: &Expr| Expr::BinaryOp {
+                    left: Box::new(guard(p.clone(), t.clone(), None)),
+                    op: BinaryOperator::Eq,
+                    right: Box::new(o.clone()),
+                };
+                match (column_of(left), column_of(right)) {
+                    (Some(l), Some(r)) if l == target && other(&r) => out.push(key(left, right)),
+                    (Some(l), Some(r)) if r == target && other(&l) => out.push(key(right, left)),
+                    _ => {}
+                }
+            }
+            _ => {}
         }
     }
 
