@@ -6,10 +6,12 @@
 //! reach its hidden columns. DuckDB's binder is not available in the parser hook, so the rule is
 //! one that can be decided from the text alone:
 //! - an unqualified name is a granted column (inside a subquery too: it may resolve outward to
-//!   the target), or a `lambda` parameter in scope (`x -> …` is DuckDB's JSON operator on a column);
+//!   the target), or a `lambda x: …` parameter in scope (`x -> …` is DuckDB's JSON operator on a
+//!   column `x`, not a lambda);
 //! - in `q.c…`, where a prefix names the target (its alias, its virtual or physical name, with
-//!   schema and database), the column after it must be granted; otherwise `q` must be a granted
-//!   column (a struct field), a lambda parameter or a relation the statement itself introduces;
+//!   schema and database), the column after it must be granted — even when `q` is also a lambda
+//!   parameter: DuckDB binds `q.c` to a table `q` first; otherwise `q` must be a granted column (a
+//!   struct field), a lambda parameter or a relation the statement itself introduces;
 //! - `*`, `q.*` and `COLUMNS(…)` only inside a subquery with its own FROM, never over the target.
 use super::is_default_keyword;
 use crate::error::{AclError, Result};
@@ -40,9 +42,7 @@ impl TargetNames {
             ],
         }
     }
-}
 
-impl TargetNames {
     /// Is `q` (normalised) one of the target's own one-part names?
     pub(super) fn denotes(&self, q: &str) -> bool {
         self.single.iter().any(|s| s == q)
@@ -189,15 +189,18 @@ impl Walk<'_, '_> {
         let rule = self.rule;
         let p: Vec<String> = parts.iter().map(|i| norm(&i.value)).collect();
         let Some(head) = p.first() else { return Ok(()) };
-        if self.is_lambda(head) {
-            return Ok(());
-        }
         if p.len() == 1 {
-            if rule.granted(head) || rule.extra.iter().any(|e| e == head) || is_default_keyword(&parts[0]) {
-                return Ok(()); // a column of that name wins over the row of a table of that name
+            // a lambda parameter wins over a column, and a column over the row of a table
+            if self.is_lambda(head)
+                || rule.granted(head)
+                || rule.extra.iter().any(|e| e == head)
+                || is_default_keyword(&parts[0])
+            {
+                return Ok(());
             }
             return Err(rule.not_granted(&parts[0]));
         }
+        // DuckDB binds `x.c` to a table x before a lambda parameter x: the target's names first
         let mut target = false;
         for k in 1..p.len() {
             if rule.is_target(&p[..k]) {
@@ -207,7 +210,7 @@ impl Walk<'_, '_> {
                 }
             }
         }
-        if target || rule.granted(head) || rule.others.contains(head) {
+        if target || rule.granted(head) || rule.others.contains(head) || self.is_lambda(head) {
             return Ok(());
         }
         Err(AclError::refused(format!(

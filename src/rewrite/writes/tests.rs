@@ -240,6 +240,9 @@ fn hidden_columns_stay_hidden_in_every_write_position() {
     r("UPDATE people SET name = to_json(people)::VARCHAR", "column \"people\" of c.people is not granted");
     r("UPDATE people SET name = ssn -> '$'", ssn);
     r("UPDATE people SET name = list_transform([1], lambda x: ssn)[1]", ssn);
+    // a lambda parameter named like the target: DuckDB binds `people.ssn` to the table
+    r("UPDATE people SET name = list_transform([1], lambda people: people.ssn)[1]", ssn);
+    r("UPDATE people p SET name = list_transform([1], lambda p: p.ssn)[1]", ssn);
     r("INSERT INTO people (id, tenant, name) VALUES (7, 'acme', 'z') RETURNING hrdb.main.people_tbl.ssn", ssn);
     r("INSERT INTO people (id, tenant, name) VALUES (7, 'acme', 'z') RETURNING main.people_tbl.ssn", ssn);
     r("INSERT INTO people (id, tenant, name) VALUES (7, 'acme', 'z') RETURNING people_tbl.ssn", ssn);
@@ -267,6 +270,9 @@ fn granted_columns_and_other_tables_stay_writable() {
     ok("UPDATE people SET name = (SELECT count(*) FROM other)::VARCHAR");
     ok("UPDATE people SET name = (SELECT string_agg(x.name, ',') FROM (SELECT * FROM other) x)");
     ok("UPDATE people SET name = list_transform([name], lambda x: x || '!')[1]");
+    ok("UPDATE people SET name = list_transform([{'f': name}], lambda x: x.f)[1]");
+    ok("UPDATE people SET name = list_transform([{'ssn': name}], lambda people: (people).ssn)[1]");
+    ok("UPDATE people SET name = list_transform(['x'], lambda ssn: ssn)[1]");
     ok("DELETE FROM people WHERE id IN (SELECT o.id FROM other o) RETURNING id");
     ok("DELETE FROM people USING other o WHERE o.id = people.id");
     ok("INSERT INTO people (id, tenant, name) VALUES (7, 'acme', 'z') RETURNING id, people_tbl.name");
