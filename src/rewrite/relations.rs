@@ -15,7 +15,7 @@ use crate::error::{AclError, Result};
 use crate::policy::{norm, Caps, PhysName, RelationKind};
 use sqlparser::ast::{
     DescribeAlias,
-    Expr, FromTable, Ident, MergeAction, MergeInsertKind, MergeUpdateKind, ObjectName, SelectItem, Value, ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, SqliteOnConflict,
+    Expr, FromTable, Ident, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
     Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
 use std::collections::HashSet;
@@ -133,10 +133,11 @@ impl Resolver<'_, '_, '_> {
         let RelationKind::Table(phys) = &resolved.relation.kind else {
             return Err(AclError::refused(format!("{} is a view and read-only", resolved.key)));
         };
-        let write = writes::for_target(self.view, &resolved, &self.view.layers(&resolved, needed)?)?;
-        if write.is_some() {
-            // The write check calls error() by name (writes.rs).
+        let write = writes::for_target(self.view, &resolved, phys, &self.view.layers(&resolved, needed)?)?;
+        if let Some(w) = &write {
+            // The write check calls error() by name and inlines the predicate (writes/).
             self.decision.functions.push(vec!["error".into()]);
+            self.decision.functions.extend(w.policy_functions());
         }
         *name = physical_name(phys);
         self.handled.insert(addr(name));
@@ -234,8 +235,7 @@ impl Resolver<'_, '_, '_> {
                     if needed.contains(Caps::UPDATE) {
                         return Err(AclError::refused("INSERT … ON CONFLICT DO UPDATE and INSERT OR REPLACE are not supported on a sliced target"));
                     }
-                    check_returning(&w, &ins.returning, None)?;
-                    w.wrap_insert_source(&ins.columns, &mut ins.source)?;
+                    w.insert(ins)?;
                 }
                 Ok(())
             }
@@ -250,13 +250,7 @@ impl Resolver<'_, '_, '_> {
                 let tf = self.single_target(std::slice::from_mut(&mut up.table), "UPDATE")?;
                 let (alias, write) = self.target_factor(tf, needed, "UPDATE")?;
                 if let Some(w) = write {
-                    check_returning(&w, &up.returning, Some(&alias))?;
-                    w.check_reads(&up.selection, Some(&alias))?;
-                    for a in &up.assignments {
-                        w.check_reads(&a.value, Some(&alias))?;
-                    }
-                    w.check_assignments(&mut up.assignments, &alias, "UPDATE")?;
-                    w.restrict(&mut up.selection, &alias);
+                    w.update(up, &alias)?;
                 }
                 Ok(())
             }
@@ -274,49 +268,20 @@ impl Resolver<'_, '_, '_> {
                 let tf = self.single_target(from, "DELETE")?;
                 let (alias, write) = self.target_factor(tf, needed, "DELETE")?;
                 if let Some(w) = write {
-                    check_returning(&w, &del.returning, Some(&alias))?;
-                    w.check_reads(&del.selection, Some(&alias))?;
-                    w.restrict(&mut del.selection, &alias);
+                    w.delete(del, &alias)?;
                 }
                 Ok(())
             }
             Statement::Merge(m) => {
-                if m.output.is_some() {
-                    return Err(AclError::refused("MERGE … OUTPUT is not supported"));
+                let mut needed = Caps::MERGE;
+                match &m.output {
+                    None => {}
+                    Some(OutputClause::Returning { .. }) => needed = needed.union(Caps::SELECT),
+                    Some(_) => return Err(AclError::refused("MERGE … OUTPUT is not supported")),
                 }
-                let (alias, write) = self.target_factor(&mut m.table, Caps::MERGE, "MERGE")?;
+                let (alias, write) = self.target_factor(&mut m.table, needed, "MERGE")?;
                 if let Some(w) = write {
-                    w.check_reads(&m.on, Some(&alias))?;
-                    let mut on = Some(std::mem::replace(m.on.as_mut(), Expr::value(Value::Boolean(true))));
-                    w.restrict(&mut on, &alias);
-                    *m.on = on.expect("restrict keeps the condition");
-                    for clause in &mut m.clauses {
-                        w.check_reads(&clause.predicate, Some(&alias))?;
-                        match &mut clause.action {
-                            MergeAction::Update(u) => match &mut u.kind {
-                                MergeUpdateKind::Set(assignments) => {
-                                    for a in assignments.iter() {
-                                        w.check_reads(&a.value, Some(&alias))?;
-                                    }
-                                    w.check_assignments(assignments, &alias, "MERGE")?
-                                }
-                                _ => return Err(AclError::refused("UPDATE SET * is not supported on a sliced target")),
-                            },
-                            MergeAction::Insert(ins) => match &mut ins.kind {
-                                MergeInsertKind::Values(values) => {
-                                    let mut rows: Vec<Vec<Expr>> =
-                                        values.rows.iter().map(|r| r.content.clone()).collect();
-                                    w.check_insert_values(&ins.columns, &mut rows)?;
-                                    for (r, new) in values.rows.iter_mut().zip(rows) {
-                                        r.content = new;
-                                    }
-                                }
-                                _ => return Err(AclError::refused("this MERGE INSERT form is not supported on a sliced target")),
-                            },
-                            MergeAction::Delete { .. } => {}
-                            _ => return Err(AclError::refused("this MERGE action is not supported on a sliced target")),
-                        }
-                    }
+                    w.merge(m, &alias)?;
                 }
                 Ok(())
             }
@@ -489,17 +454,6 @@ impl sqlparser::ast::Visitor for MapNames<'_, '_> {
         }
         ControlFlow::Continue(())
     }
-}
-
-/// RETURNING on a column-restricted target may name only granted columns, never `*`.
-fn check_returning(w: &WriteSlice, returning: &Option<Vec<SelectItem>>, alias: Option<&str>) -> Result<()> {
-    let Some(items) = returning else { return Ok(()) };
-    if w.restricts_columns()
-        && items.iter().any(|i| matches!(i, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)))
-    {
-        return Err(AclError::refused("RETURNING * is not permitted on a column-restricted target; name the columns"));
-    }
-    w.check_reads(items, alias)
 }
 
 /// `TABLE t` names a table in a string, and `SELECT … INTO` creates one: neither is a relation

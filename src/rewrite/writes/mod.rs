@@ -1,24 +1,32 @@
-//! Rule: the write check for a RENAME-form target whose grants slice it (surface §4).
+//! Rule: the write check for a RENAME-form target whose grants slice it (surface §4, spec 002).
 //!
-//! - UPDATE/DELETE/MERGE: the slice's predicate is AND-ed into the statement's own WHERE / ON,
-//!   qualified by the target's alias so a source column of the same name cannot capture it.
-//! - Every row written is checked: UPDATE and MERGE assignments become
+//! - UPDATE/DELETE: the slice's predicate is AND-ed into the statement's WHERE, qualified by the
+//!   target's alias so a source column of the same name cannot capture it; the statement's own
+//!   condition is guarded by it.
+//! - Every row written is checked: UPDATE assignments become
 //!   `CASE WHEN <predicate on the new row> THEN <value> ELSE error('acl: …') END`, and INSERT
 //!   reads its rows through `SELECT * FROM (<source>) AS "__acl_new"(cols) WHERE CASE WHEN
 //!   <predicate> THEN true ELSE error('acl: …') END`. One bad row fails the whole statement.
-//! - Only the grant's plain columns are writable, and a statement on a column-restricted target
-//!   may reference (unqualified or through the target) only those columns.
+//! - MERGE: every branch is confined to the slice (`merge`).
+//! - Only the grant's plain columns are writable, and on a column-restricted target every
+//!   expression the write evaluates names only granted columns (`columns`).
 //!
 //! Targets with the object's own COLUMNS/RLS, or a grant column mask, stay read-only.
+mod columns;
+mod merge;
+#[cfg(test)]
+mod tests;
+
 use super::slices::substitute_claims;
 use crate::authz::{Layer, Resolved, View};
 use crate::error::{AclError, Result};
-use crate::policy::norm;
-use sqlparser::ast::{
-    Assignment, AssignmentTarget, BinaryOperator, Expr, Ident, ObjectName, ObjectNamePart, Query, SetExpr,
-    TableFactor, Visit, VisitMut, Visitor, VisitorMut,
-};
+use crate::policy::{norm, PhysName};
 use sqlparser::ast::helpers::attached_token::AttachedToken;
+use sqlparser::ast::{
+    Assignment, AssignmentTarget, BinaryOperator, ConflictTarget, Delete, Expr, Ident, Insert, ObjectName,
+    ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, TableFactor, Update, Value, Visit, VisitMut, Visitor,
+    VisitorMut,
+};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use std::collections::{BTreeSet, HashMap};
@@ -28,14 +36,21 @@ use std::ops::ControlFlow;
 pub(super) struct WriteSlice {
     /// The grants' predicates (claims already substituted), over the target's columns.
     pred: Option<Expr>,
-    /// `None`: every column is writable.
+    /// `None`: every column is writable (and readable).
     writable: Option<BTreeSet<String>>,
     /// The virtual name, for messages.
     object: String,
+    /// The names under which DuckDB may bind the target row (`columns`).
+    names: columns::TargetNames,
 }
 
 /// `Ok(None)`: the target is not sliced. Refuses targets that cannot be written at all.
-pub(super) fn for_target(view: &View<'_>, r: &Resolved<'_>, layers: &[Layer<'_>]) -> Result<Option<WriteSlice>> {
+pub(super) fn for_target(
+    view: &View<'_>,
+    r: &Resolved<'_>,
+    phys: &PhysName,
+    layers: &[Layer<'_>],
+) -> Result<Option<WriteSlice>> {
     if layers.is_empty() {
         return Ok(None);
     }
@@ -69,7 +84,8 @@ pub(super) fn for_target(view: &View<'_>, r: &Resolved<'_>, layers: &[Layer<'_>]
     if let Some(p) = &mut pred {
         substitute_claims(view, p)?;
     }
-    Ok(Some(WriteSlice { pred, writable, object: r.key.to_string() }))
+    let names = columns::TargetNames::new(&r.key, phys);
+    Ok(Some(WriteSlice { pred, writable, object: r.key.to_string(), names }))
 }
 
 fn parse_expr(sql: &str) -> Result<Expr> {
@@ -87,11 +103,35 @@ fn and(a: Expr, b: Expr) -> Expr {
     Expr::BinaryOp { left: Box::new(a), op: BinaryOperator::And, right: Box::new(b) }
 }
 
+fn boolean(b: bool) -> Expr {
+    Expr::value(Value::Boolean(b))
+}
+
 fn column_of(name: &ObjectName) -> Option<String> {
     match name.0.last() {
         Some(ObjectNamePart::Identifier(i)) => Some(norm(&i.value)),
         _ => None,
     }
+}
+
+/// `CASE WHEN <cond> THEN <value> ELSE <otherwise> END` (no ELSE: NULL).
+fn guard(cond: Expr, value: Expr, otherwise: Option<Expr>) -> Expr {
+    Expr::Case {
+        case_token: AttachedToken::empty(),
+        end_token: AttachedToken::empty(),
+        operand: None,
+        conditions: vec![sqlparser::ast::CaseWhen { condition: cond, result: nested(value) }],
+        else_result: otherwise.map(Box::new),
+    }
+}
+
+/// `DEFAULT` as a value: the column's default, not an expression of the principal's.
+fn is_default(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(i) if is_default_keyword(i))
+}
+
+fn is_default_keyword(i: &Ident) -> bool {
+    i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default")
 }
 
 impl WriteSlice {
@@ -100,8 +140,14 @@ impl WriteSlice {
         parse_expr(&format!("error('{}')", msg.replace('\'', "''"))).expect("a literal call parses")
     }
 
-    pub(super) fn restricts_columns(&self) -> bool {
-        self.writable.is_some()
+    /// The function names the predicate calls as written: the write check inlines it into the
+    /// principal's statement, so the second check must expect them (spec 011).
+    pub(super) fn policy_functions(&self) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        if let Some(p) = &self.pred {
+            let _ = p.visit(&mut Calls(&mut out));
+        }
+        out
     }
 
     fn require_writable(&self, col: &str) -> Result<()> {
@@ -113,17 +159,6 @@ impl WriteSlice {
         }
     }
 
-    /// On a column-restricted target, refuse references to columns outside the grant: an
-    /// unqualified name or one qualified by the target's alias.
-    pub(super) fn check_reads<V: Visit>(&self, node: &V, alias: Option<&str>) -> Result<()> {
-        let Some(w) = &self.writable else { return Ok(()) };
-        let mut check = ColumnRefs { visible: w, alias: alias.map(norm), object: &self.object };
-        match node.visit(&mut check) {
-            ControlFlow::Break(e) => Err(e),
-            ControlFlow::Continue(()) => Ok(()),
-        }
-    }
-
     /// The predicate, qualified by the target's alias.
     fn pred_on(&self, alias: &str) -> Option<Expr> {
         let mut p = self.pred.clone()?;
@@ -131,21 +166,61 @@ impl WriteSlice {
         Some(nested(p))
     }
 
-    /// UPDATE/DELETE/MERGE: AND the predicate into the WHERE (or ON) clause. The statement's own
-    /// condition is guarded by the predicate (`CASE WHEN <pred> THEN <own> ELSE false END`): DuckDB
-    /// may evaluate the conjuncts in any order, and the principal's own condition (an `error()`, a
-    /// failing cast) must never run on a row outside the slice.
-    pub(super) fn restrict(&self, selection: &mut Option<Expr>, alias: &str) {
+    /// AND the predicate into a WHERE (or ON) clause. The statement's own condition is guarded by
+    /// the predicate (`CASE WHEN <pred> THEN <own> ELSE false END`): DuckDB may evaluate the
+    /// conjuncts in any order, and the principal's own condition (an `error()`, a failing cast)
+    /// must never run on a row outside the slice.
+    ///
+    /// A guarded condition is no join key, so DuckDB would join the target with a FROM item, a
+    /// USING item or a MERGE source by a nested loop. Each `<target>.a = <other>.b` conjunct of the
+    /// own condition is therefore repeated as `CASE WHEN <pred> THEN <target>.a END = <other>.b`:
+    /// implied by the guarded condition, NULL on a row outside the slice, and a hash-join key.
+    fn restrict(&self, selection: &mut Option<Expr>, alias: &str) {
         if let Some(p) = self.pred_on(alias) {
             *selection = Some(match selection.take() {
-                Some(s) => and(p.clone(), guard(p, s, Expr::value(sqlparser::ast::Value::Boolean(false)))),
+                Some(s) => {
+                    let mut keys = Vec::new();
+                    self.join_keys(&s, alias, &p, &mut keys);
+                    let head = keys.into_iter().fold(p.clone(), and);
+                    and(head, guard(p, s, Some(boolean(false))))
+                }
                 None => p,
             });
         }
     }
 
+    fn join_keys(&self, e: &Expr, alias: &str, p: &Expr, out: &mut Vec<Expr>) {
+        let column_of = |e: &Expr| match e {
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => Some(norm(&parts[0].value)),
+            _ => None,
+        };
+        let target = norm(alias);
+        match e {
+            Expr::Nested(inner) => self.join_keys(inner, alias, p, out),
+            Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
+                self.join_keys(left, alias, p, out);
+                self.join_keys(right, alias, p, out);
+            }
+            Expr::BinaryOp { left, op: BinaryOperator::Eq, right } => {
+                let other = |q: &str| q != target && !self.names.denotes(q);
+                let key = |t: &Expr, o: &Expr| Expr::BinaryOp {
+                    left: Box::new(guard(p.clone(), t.clone(), None)),
+                    op: BinaryOperator::Eq,
+                    right: Box::new(o.clone()),
+                };
+                match (column_of(left), column_of(right)) {
+                    (Some(l), Some(r)) if l == target && other(&r) => out.push(key(left, right)),
+                    (Some(l), Some(r)) if r == target && other(&l) => out.push(key(right, left)),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// UPDATE and MERGE … UPDATE: only writable columns, and the new row must stay in the slice.
-    pub(super) fn check_assignments(&self, assignments: &mut [Assignment], alias: &str, verb: &str) -> Result<()> {
+    /// Returns whether the values now carry the check.
+    fn check_assignments(&self, assignments: &mut [Assignment], alias: &str, verb: &str) -> Result<bool> {
         let mut new_values: HashMap<String, Expr> = HashMap::new();
         for a in assignments.iter() {
             let AssignmentTarget::ColumnName(name) = &a.target else {
@@ -155,21 +230,21 @@ impl WriteSlice {
             self.require_writable(&col)?;
             new_values.insert(col, a.value.clone());
         }
-        let Some(mut new_row) = self.pred_on(alias) else { return Ok(()) };
+        let Some(mut new_row) = self.pred_on(alias) else { return Ok(false) };
         let mut sub = Substitute { alias, values: &new_values, touched: false };
         let _ = VisitMut::visit(&mut new_row, &mut sub);
         if !sub.touched {
-            return Ok(()); // no assigned column is part of the predicate: WHERE already holds it
+            return Ok(false); // no assigned column is part of the predicate: WHERE already holds it
         }
         for a in assignments.iter_mut() {
-            let value = std::mem::replace(&mut a.value, Expr::value(sqlparser::ast::Value::Null));
-            a.value = guard(new_row.clone(), value, self.outside(verb));
+            let value = std::mem::replace(&mut a.value, Expr::value(Value::Null));
+            a.value = guard(new_row.clone(), value, Some(self.outside(verb)));
         }
-        Ok(())
+        Ok(true)
     }
 
     /// MERGE … INSERT (cols) VALUES (…): each value checked against the predicate on its row.
-    pub(super) fn check_insert_values(&self, columns: &[ObjectName], rows: &mut [Vec<Expr>]) -> Result<()> {
+    fn check_insert_values(&self, columns: &[ObjectName], rows: &mut [Vec<Expr>]) -> Result<()> {
         let cols = self.insert_columns(columns)?;
         let Some(pred) = &self.pred else { return Ok(()) };
         for row in rows.iter_mut() {
@@ -177,8 +252,8 @@ impl WriteSlice {
             let mut check = pred.clone();
             let _ = VisitMut::visit(&mut check, &mut Substitute { alias: "", values: &values, touched: false });
             for v in row.iter_mut() {
-                let value = std::mem::replace(v, Expr::value(sqlparser::ast::Value::Null));
-                *v = guard(nested(check.clone()), value, self.outside("MERGE"));
+                let value = std::mem::replace(v, Expr::value(Value::Null));
+                *v = guard(nested(check.clone()), value, Some(self.outside("MERGE")));
             }
         }
         Ok(())
@@ -214,7 +289,7 @@ impl WriteSlice {
     }
 
     /// INSERT: read the rows through a checking SELECT.
-    pub(super) fn wrap_insert_source(&self, columns: &[ObjectName], source: &mut Option<Box<Query>>) -> Result<()> {
+    fn wrap_insert_source(&self, columns: &[ObjectName], source: &mut Option<Box<Query>>) -> Result<()> {
         let cols = self.insert_columns(columns)?;
         let Some(pred) = &self.pred else { return Ok(()) };
         let Some(src) = source.take() else {
@@ -239,15 +314,69 @@ impl WriteSlice {
         *source = Some(wrapper);
         Ok(())
     }
-}
 
-fn guard(cond: Expr, value: Expr, error: Expr) -> Expr {
-    Expr::Case {
-        case_token: AttachedToken::empty(),
-        end_token: AttachedToken::empty(),
-        operand: None,
-        conditions: vec![sqlparser::ast::CaseWhen { condition: cond, result: nested(value) }],
-        else_result: Some(Box::new(error)),
+    /// INSERT into a sliced target (the caller refused the forms with an update half).
+    pub(super) fn insert(&self, ins: &mut Insert) -> Result<()> {
+        if !ins.assignments.is_empty() || ins.insert_alias.is_some() {
+            return Err(AclError::refused(format!("this INSERT form is not supported on {}", self.object)));
+        }
+        let alias = ins.table_alias.as_ref().map(|a| a.alias.value.as_str());
+        let cols = self.columns(&*ins, alias, &[]);
+        if let Some(items) = &ins.returning {
+            cols.returning(items)?;
+        }
+        if let Some(OnInsert::OnConflict(c)) = &ins.on {
+            match (&c.conflict_target, &c.action) {
+                (None, OnConflictAction::DoNothing) => {}
+                (Some(ConflictTarget::Columns { columns, predicate }), OnConflictAction::DoNothing) => {
+                    for col in columns {
+                        cols.name(std::slice::from_ref(col))?;
+                    }
+                    cols.expr(predicate)?;
+                }
+                _ => return Err(AclError::refused(format!("this ON CONFLICT form is not supported on {}", self.object))),
+            }
+        }
+        self.wrap_insert_source(&ins.columns, &mut ins.source)
+    }
+
+    /// UPDATE of a sliced target, known as `alias` in the statement.
+    pub(super) fn update(&self, up: &mut Update, alias: &str) -> Result<()> {
+        // UPDATE … FROM items are not checked: DuckDB binds them without the target in scope
+        // (test/sql/security/write_columns.test pins this).
+        let cols = self.columns(&*up, Some(alias), &[]);
+        if let Some(items) = &up.returning {
+            cols.returning(items)?;
+        }
+        cols.expr(&up.selection)?;
+        for a in &up.assignments {
+            cols.expr(&a.value)?;
+        }
+        self.check_assignments(&mut up.assignments, alias, "UPDATE")?;
+        self.restrict(&mut up.selection, alias);
+        Ok(())
+    }
+
+    /// DELETE from a sliced target (USING items, like UPDATE … FROM, do not see the target).
+    pub(super) fn delete(&self, del: &mut Delete, alias: &str) -> Result<()> {
+        let cols = self.columns(&*del, Some(alias), &[]);
+        if let Some(items) = &del.returning {
+            cols.returning(items)?;
+        }
+        cols.expr(&del.selection)?;
+        self.restrict(&mut del.selection, alias);
+        Ok(())
+    }
+
+    /// MERGE into a sliced target (see `merge`).
+    pub(super) fn merge(&self, m: &mut sqlparser::ast::Merge, alias: &str) -> Result<()> {
+        merge::confine(self, m, alias)
+    }
+
+    /// The column rule for one statement (a no-op on a target that shows every column).
+    fn columns<'s, V: Visit>(&'s self, stmt: &V, alias: Option<&str>, extra: &'s [&'s str]) -> columns::Rule<'s> {
+        let others = if self.writable.is_some() { columns::introduced(stmt) } else { Default::default() };
+        columns::Rule::new(self.writable.as_ref(), &self.object, &self.names, alias, others, extra)
     }
 }
 
@@ -304,28 +433,15 @@ impl Visitor for Idents<'_> {
     }
 }
 
-struct ColumnRefs<'a> {
-    visible: &'a BTreeSet<String>,
-    alias: Option<String>,
-    object: &'a str,
-}
+/// Collects the names of the functions an expression calls.
+struct Calls<'o>(&'o mut Vec<Vec<String>>);
 
-impl Visitor for ColumnRefs<'_> {
-    type Break = AclError;
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<AclError> {
-        let col = match e {
-            Expr::Identifier(id) => Some(norm(&id.value)),
-            Expr::CompoundIdentifier(parts) if parts.len() == 2 && Some(norm(&parts[0].value)) == self.alias => {
-                Some(norm(&parts[1].value))
-            }
-            _ => None,
-        };
-        match col {
-            Some(c) if !self.visible.contains(&c) => ControlFlow::Break(AclError::refused(format!(
-                "column \"{c}\" of {} is not granted (qualify columns of other tables)",
-                self.object
-            ))),
-            _ => ControlFlow::Continue(()),
+impl Visitor for Calls<'_> {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            self.0.push(super::defence::parts(&f.name));
         }
+        ControlFlow::Continue(())
     }
 }
