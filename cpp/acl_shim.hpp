@@ -22,6 +22,8 @@
 #include "duckdb/parser/parsed_data/create_view_info.hpp"
 #include "duckdb/parser/constraints/check_constraint.hpp"
 #include "duckdb/main/prepared_statement_data.hpp"
+#include "duckdb/main/valid_checker.hpp"
+#include "duckdb/transaction/meta_transaction.hpp"
 
 #include <cstdint>
 #include <cstring>

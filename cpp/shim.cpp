@@ -70,12 +70,165 @@ bool TaggedVersion(const string &query, uint64_t &version) {
 	return true;
 }
 
+// ---- Transactions belong to their principal (spec 001, "Transactions") ----
+// Every statement produced under a principal carries who it runs as in its text (which DuckDB
+// copies into a prepared statement and reports as the running query): a comment after the
+// policy version tag, `/* acl:principal=<owner digest>;<kind> */ `, kind `b` BEGIN, `c` COMMIT,
+// `r` ROLLBACK, `s` anything else. The digest is Rust's `rewrite::owner` (hex only).
+const char *const PRINCIPAL_TAG = "/* acl:principal=";
+const char *const OTHERS_TRANSACTION = "acl: another principal's transaction is open on this connection";
+const char *const ALREADY_OPEN = "acl: a transaction is already open on this connection";
+const char *const NOT_ITS_TRANSACTION = "acl: COMMIT and ROLLBACK end only a transaction this principal began";
+const char *const ABORTED = "acl: the transaction is aborted and nothing of it will be committed; ROLLBACK to end it";
+
+enum TxnKind : char { TXN_OTHER = 's', TXN_BEGIN = 'b', TXN_COMMIT = 'c', TXN_ROLLBACK = 'r' };
+
+TxnKind KindOf(const SQLStatement &statement) {
+	if (statement.type != StatementType::TRANSACTION_STATEMENT) {
+		return TXN_OTHER;
+	}
+	auto &info = statement.Cast<TransactionStatement>().info;
+	switch (info ? info->type : TransactionType::INVALID) {
+	case TransactionType::BEGIN_TRANSACTION:
+		return TXN_BEGIN;
+	case TransactionType::ROLLBACK:
+		return TXN_ROLLBACK;
+	default:
+		return TXN_COMMIT; // COMMIT, and anything unknown: the most restricted kind
+	}
+}
+
+string PrincipalTag(const string &principal, TxnKind kind) {
+	return string(PRINCIPAL_TAG) + principal + ";" + static_cast<char>(kind) + " */ ";
+}
+
+// Reads the principal tag of a statement's text: at its start or after the leading `/* acl:… */ `
+// comments we put there (the policy version tag). False for text without one (the gateway's).
+bool TaggedPrincipal(const string &query, string &principal, TxnKind &kind) {
+	static const string ACL_COMMENT = "/* acl:";
+	idx_t at = 0;
+	while (query.compare(at, ACL_COMMENT.size(), ACL_COMMENT) == 0) {
+		auto n = strlen(PRINCIPAL_TAG);
+		auto end = query.find(" */ ", at);
+		if (end == string::npos) {
+			return false;
+		}
+		if (query.compare(at, n, PRINCIPAL_TAG) == 0) {
+			auto semi = query.find(';', at + n);
+			if (semi == string::npos || semi + 2 != end) {
+				return false;
+			}
+			principal = query.substr(at + n, semi - at - n);
+			auto k = query[semi + 1];
+			kind = k == TXN_BEGIN || k == TXN_ROLLBACK || k == TXN_OTHER ? TxnKind(k) : TXN_COMMIT;
+			return !principal.empty();
+		}
+		at = end + 4;
+	}
+	return false;
+}
+
+bool ExplicitTransaction(ClientContext &context) {
+	return context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
+}
+
+// DuckDB aborted the open transaction (an error in it): its COMMIT rolls back without an error.
+bool Aborted(ClientContext &context) {
+	return context.transaction.HasActiveTransaction() &&
+	       ValidChecker::IsInvalidated(context.transaction.ActiveTransaction());
+}
+
+// What a principal's statement meets: an explicit transaction open, and aborted.
+struct TxnState {
+	bool open;
+	bool aborted;
+	explicit TxnState(ClientContext &context) : open(ExplicitTransaction(context)), aborted(open && Aborted(context)) {
+	}
+};
+
+// Who began the explicit transaction open on a connection, and why a principal's statement of
+// `kind` may not run in it (empty: it may).
+struct TxnOwner {
+	bool known = false; // false: no explicit transaction, or the gateway's (see QueryEnd)
+	string principal;   // the owner's digest; empty: the gateway (unprefixed BEGIN)
+
+	string Refusal(TxnState now, const string &who, TxnKind kind) const {
+		if (who.empty() || !now.open) {
+			return string(); // the gateway is not restricted; autocommit runs on its own
+		}
+		if (kind == TXN_BEGIN) {
+			return ALREADY_OPEN;
+		}
+		if (known && !principal.empty()) {
+			if (principal != who) {
+				return OTHERS_TRANSACTION;
+			}
+			// DuckDB would turn this COMMIT into a silent ROLLBACK: the principal must learn that
+			// its work is lost (whoever's refused statement aborted the transaction).
+			return kind == TXN_COMMIT && now.aborted ? ABORTED : string();
+		}
+		// The gateway's transaction: its principals' statements join it, but only it ends it.
+		return kind == TXN_COMMIT || kind == TXN_ROLLBACK ? NOT_ITS_TRANSACTION : string();
+	}
+};
+
 // Per connection: the names each statement we produced was decided with, so DuckDB's own errors
 // about it (binder, constraint, conversion) are reported in the principal's names, without the
-// `LINE 1:` excerpt of the rewritten text.
+// `LINE 1:` excerpt of the rewritten text; and who owns the open transaction.
 class AclClientState : public ClientContextState {
 public:
 	explicit AclClientState(void *state_p) : state(state_p) {
+	}
+	// A batch of `principal`'s statements, at parse time: refused whole if any of them could not
+	// run in the transaction state they will meet (their own BEGIN/COMMIT/ROLLBACK included).
+	void CheckBatch(ClientContext &context, const string &principal, const vector<unique_ptr<SQLStatement>> &batch) {
+		if (principal.empty()) {
+			return;
+		}
+		TxnState now(context);
+		TxnOwner owner;
+		{
+			lock_guard<mutex> guard(lock);
+			owner = this->owner;
+		}
+		for (auto &statement : batch) {
+			auto kind = KindOf(*statement);
+			auto refusal = owner.Refusal(now, principal, kind);
+			if (!refusal.empty()) {
+				throw PermissionException(refusal);
+			}
+			if (kind == TXN_BEGIN) {
+				now.open = true;
+				now.aborted = false;
+				owner.known = true;
+				owner.principal = principal;
+			} else if (kind == TXN_COMMIT || kind == TXN_ROLLBACK) {
+				now.open = false;
+			}
+		}
+	}
+	// Text we produced coming back to the parser (a relation re-parses its query): DuckDB parses
+	// it as plain SQL, so the check runs here.
+	void CheckTagged(ClientContext &context, const string &query) {
+		string who;
+		TxnKind kind;
+		if (!TaggedPrincipal(query, who, kind)) {
+			return;
+		}
+		TxnState now(context);
+		lock_guard<mutex> guard(lock);
+		auto refusal = owner.Refusal(now, who, kind);
+		if (!refusal.empty()) {
+			throw PermissionException(refusal);
+		}
+	}
+	void TransactionCommit(MetaTransaction &, ClientContext &) override {
+		lock_guard<mutex> guard(lock);
+		owner = TxnOwner();
+	}
+	void TransactionRollback(MetaTransaction &, ClientContext &) override {
+		lock_guard<mutex> guard(lock);
+		owner = TxnOwner();
 	}
 	// A prepared statement we produced runs only under the policy it was decided with: a grant or
 	// revoke since then refuses it (PostgreSQL re-plans; we ask the client to prepare it again,
@@ -100,28 +253,55 @@ public:
 	}
 	bool CanRequestRebind() override {
 		// Planning errors reach OnPlanningError only when some state can request a rebind, which
-		// makes DuckDB bind a copy: ask for it only while one of our statements runs.
+		// makes DuckDB bind a copy: ask for it only while one of our statements runs. A refusal
+		// found when the query began is thrown from OnFinalizePrepare/OnPlanningError, where
+		// DuckDB ends the query cleanly (a throw from QueryBegin would leave it half begun).
 		lock_guard<mutex> guard(lock);
-		return !current.empty();
+		return !current.empty() || !refusal.empty();
 	}
 	void QueryBegin(ClientContext &context) override {
-		auto names = Lookup(context.GetCurrentQuery());
+		auto &query = context.GetCurrentQuery();
+		auto names = Lookup(query);
+		// Every execution passes here, however the statement got here (parsed now, prepared
+		// before, extracted and run later): who it runs as is in its text.
+		string who;
+		TxnKind kind = TXN_OTHER;
+		TaggedPrincipal(query, who, kind);
+		TxnState now(context);
 		lock_guard<mutex> guard(lock);
 		current = std::move(names);
+		running = who;
+		refusal = owner.Refusal(now, who, kind);
+	}
+	RebindQueryInfo OnFinalizePrepare(ClientContext &, PreparedStatementData &, PreparedStatementMode) override {
+		ThrowRefusal();
+		return RebindQueryInfo::DO_NOT_REBIND;
 	}
 	RebindQueryInfo OnPlanningError(ClientContext &, SQLStatement &statement, ErrorData &error) override {
+		ThrowRefusal();
 		auto names = Lookup(statement.query);
 		if (!names.empty()) {
 			throw Exception(error.Type(), Translate(names, error.RawMessage()));
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
-	void QueryEnd(ClientContext &, optional_ptr<ErrorData> error) override {
+	void QueryEnd(ClientContext &context, optional_ptr<ErrorData> error) override {
 		string names;
 		{
 			lock_guard<mutex> guard(lock);
 			names = std::move(current);
 			current.clear();
+			refusal.clear();
+			// Only BEGIN leaves an explicit transaction open: the query that just ran began it.
+			// An owner unknown here is the gateway's: every principal's statement comes through
+			// our parser, which registers this state before it runs.
+			if (!ExplicitTransaction(context)) {
+				owner = TxnOwner();
+			} else if (!owner.known) {
+				owner.known = true;
+				owner.principal = running;
+			}
+			running.clear();
 		}
 		if (error && error->HasError() && !names.empty()) {
 			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
@@ -130,6 +310,17 @@ public:
 
 private:
 	static constexpr idx_t MAX_REMEMBERED = 1024;
+
+	void ThrowRefusal() {
+		string message;
+		{
+			lock_guard<mutex> guard(lock);
+			message = refusal;
+		}
+		if (!message.empty()) {
+			throw PermissionException(message);
+		}
+	}
 
 	string Lookup(const string &query) {
 		lock_guard<mutex> guard(lock);
@@ -148,6 +339,9 @@ private:
 	mutex lock;
 	unordered_map<string, string> by_query;
 	string current;
+	TxnOwner owner;  // who began the open explicit transaction
+	string running;  // the principal of the running query (empty: the gateway's)
+	string refusal;  // why the running query may not run, found when it began
 };
 
 // DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
@@ -209,7 +403,7 @@ bool CopyParsed(const void *check, const ParserOptions &options, vector<unique_p
 
 // DuckDB parses the rewritten text (our override switched off), the second check compares each
 // statement with the decision, and statements that carry a policy version get its tag.
-vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOptions &options) {
+vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOptions &options, const string &principal) {
 	auto rewritten = guard.Text();
 	ParserOptions inner = options;
 	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
@@ -250,6 +444,10 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 			keep = false; // management statements: the gateway's own, never kept
 		}
 		keep = keep && Copyable(statement);
+		if (!principal.empty()) {
+			statement.query = PrincipalTag(principal, KindOf(statement)) + statement.query;
+			statement.stmt_location = QueryLocation(0, statement.query.size());
+		}
 		if (acl_rs_versioned(guard.out.check, i)) {
 			statement.query = VersionTag(guard.out.version) + statement.query;
 			statement.stmt_location = QueryLocation(0, statement.query.size());
@@ -293,6 +491,10 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	if (TaggedVersion(query, tagged) && tagged != acl_rs_policy_version(acl.state)) {
 		throw PermissionException(STALE);
 	}
+	if (options.context && query.compare(0, 7, "/* acl:") == 0) {
+		options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state)->CheckTagged(
+		    *options.context, query);
+	}
 	if (!acl_rs_is_ours(query.data(), query.size())) {
 		return ParserOverrideResult();
 	}
@@ -324,13 +526,15 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	default:
 		throw InvalidInputException(guard.Text());
 	}
+	auto principal = OutGuard::Str(guard.out.principal);
 	vector<unique_ptr<SQLStatement>> statements;
 	if (!CopyParsed(guard.out.check, options, statements)) {
-		statements = ParseAndCheck(guard, options);
+		statements = ParseAndCheck(guard, options, principal);
 	}
 	auto names = guard.Names();
 	if (options.context) {
 		auto client = options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state);
+		client->CheckBatch(*options.context, principal, statements);
 		if (!names.empty()) {
 			client->Remember(statements, names);
 		}
@@ -396,6 +600,16 @@ void LoadInternal(ExtensionLoader &loader) {
 }
 
 } // namespace
+
+// For acl_exec (src/ffi/functions.rs): is an explicit transaction open in the client context it
+// runs in? A `duckdb_client_context` is the C API's wrapper of the ClientContext.
+extern "C" bool acl_shim_explicit_transaction(void *context) {
+	try {
+		return !context || ExplicitTransaction(reinterpret_cast<CClientContextWrapper *>(context)->context);
+	} catch (...) {
+		return true; // fail closed: refused
+	}
+}
 
 // Called by the Rust cdylib's exported `acl_duckdb_cpp_init` (a cdylib exports only Rust
 // symbols). DuckDB exceptions thrown here unwind through that `C-unwind` frame to DuckDB.
