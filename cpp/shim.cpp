@@ -70,108 +70,6 @@ bool TaggedVersion(const string &query, uint64_t &version) {
 	return true;
 }
 
-// ---- Transactions belong to their principal (spec 001, "Transactions") ----
-// Every statement produced under a principal carries who it runs as in its text (which DuckDB
-// copies into a prepared statement and reports as the running query): a comment after the
-// policy version tag, `/* acl:principal=<owner digest>;<kind> */ `, kind `b` BEGIN, `c` COMMIT,
-// `r` ROLLBACK, `s` anything else. The digest is Rust's `rewrite::owner` (hex only).
-const char *const PRINCIPAL_TAG = "/* acl:principal=";
-const char *const OTHERS_TRANSACTION = "acl: another principal's transaction is open on this connection";
-const char *const ALREADY_OPEN = "acl: a transaction is already open on this connection";
-const char *const NOT_ITS_TRANSACTION = "acl: COMMIT and ROLLBACK end only a transaction this principal began";
-const char *const ABORTED = "acl: the transaction is aborted and nothing of it will be committed; ROLLBACK to end it";
-
-enum TxnKind : char { TXN_OTHER = 's', TXN_BEGIN = 'b', TXN_COMMIT = 'c', TXN_ROLLBACK = 'r' };
-
-TxnKind KindOf(const SQLStatement &statement) {
-	if (statement.type != StatementType::TRANSACTION_STATEMENT) {
-		return TXN_OTHER;
-	}
-	auto &info = statement.Cast<TransactionStatement>().info;
-	switch (info ? info->type : TransactionType::INVALID) {
-	case TransactionType::BEGIN_TRANSACTION:
-		return TXN_BEGIN;
-	case TransactionType::ROLLBACK:
-		return TXN_ROLLBACK;
-	default:
-		return TXN_COMMIT; // COMMIT, and anything unknown: the most restricted kind
-	}
-}
-
-string PrincipalTag(const string &principal, TxnKind kind) {
-	return string(PRINCIPAL_TAG) + principal + ";" + static_cast<char>(kind) + " */ ";
-}
-
-// Reads the principal tag of a statement's text: at its start or after the leading `/* acl:… */ `
-// comments we put there (the policy version tag). False for text without one (the gateway's).
-bool TaggedPrincipal(const string &query, string &principal, TxnKind &kind) {
-	static const string ACL_COMMENT = "/* acl:";
-	idx_t at = 0;
-	while (query.compare(at, ACL_COMMENT.size(), ACL_COMMENT) == 0) {
-		auto n = strlen(PRINCIPAL_TAG);
-		auto end = query.find(" */ ", at);
-		if (end == string::npos) {
-			return false;
-		}
-		if (query.compare(at, n, PRINCIPAL_TAG) == 0) {
-			auto semi = query.find(';', at + n);
-			if (semi == string::npos || semi + 2 != end) {
-				return false;
-			}
-			principal = query.substr(at + n, semi - at - n);
-			auto k = query[semi + 1];
-			kind = k == TXN_BEGIN || k == TXN_ROLLBACK || k == TXN_OTHER ? TxnKind(k) : TXN_COMMIT;
-			return !principal.empty();
-		}
-		at = end + 4;
-	}
-	return false;
-}
-
-bool ExplicitTransaction(ClientContext &context) {
-	return context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
-}
-
-// DuckDB aborted the open transaction (an error in it): its COMMIT rolls back without an error.
-bool Aborted(ClientContext &context) {
-	return context.transaction.HasActiveTransaction() &&
-	       ValidChecker::IsInvalidated(context.transaction.ActiveTransaction());
-}
-
-// What a principal's statement meets: an explicit transaction open, and aborted.
-struct TxnState {
-	bool open;
-	bool aborted;
-	explicit TxnState(ClientContext &context) : open(ExplicitTransaction(context)), aborted(open && Aborted(context)) {
-	}
-};
-
-// Who began the explicit transaction open on a connection, and why a principal's statement of
-// `kind` may not run in it (empty: it may).
-struct TxnOwner {
-	bool known = false; // false: no explicit transaction, or the gateway's (see QueryEnd)
-	string principal;   // the owner's digest; empty: the gateway (unprefixed BEGIN)
-
-	string Refusal(TxnState now, const string &who, TxnKind kind) const {
-		if (who.empty() || !now.open) {
-			return string(); // the gateway is not restricted; autocommit runs on its own
-		}
-		if (kind == TXN_BEGIN) {
-			return ALREADY_OPEN;
-		}
-		if (known && !principal.empty()) {
-			if (principal != who) {
-				return OTHERS_TRANSACTION;
-			}
-			// DuckDB would turn this COMMIT into a silent ROLLBACK: the principal must learn that
-			// its work is lost (whoever's refused statement aborted the transaction).
-			return kind == TXN_COMMIT && now.aborted ? ABORTED : string();
-		}
-		// The gateway's transaction: its principals' statements join it, but only it ends it.
-		return kind == TXN_COMMIT || kind == TXN_ROLLBACK ? NOT_ITS_TRANSACTION : string();
-	}
-};
-
 // Per connection: the names each statement we produced was decided with, so DuckDB's own errors
 // about it (binder, constraint, conversion) are reported in the principal's names, without the
 // `LINE 1:` excerpt of the rewritten text; and who owns the open transaction.
@@ -193,10 +91,7 @@ public:
 		}
 		for (auto &statement : batch) {
 			auto kind = KindOf(*statement);
-			auto refusal = owner.Refusal(now, principal, kind);
-			if (!refusal.empty()) {
-				throw PermissionException(refusal);
-			}
+			owner.Check(now, principal, kind);
 			if (kind == TXN_BEGIN) {
 				now.open = true;
 				now.aborted = false;
@@ -217,10 +112,7 @@ public:
 		}
 		TxnState now(context);
 		lock_guard<mutex> guard(lock);
-		auto refusal = owner.Refusal(now, who, kind);
-		if (!refusal.empty()) {
-			throw PermissionException(refusal);
-		}
+		owner.Check(now, who, kind);
 	}
 	void TransactionCommit(MetaTransaction &, ClientContext &) override {
 		lock_guard<mutex> guard(lock);
@@ -600,16 +492,6 @@ void LoadInternal(ExtensionLoader &loader) {
 }
 
 } // namespace
-
-// For acl_exec (src/ffi/functions.rs): is an explicit transaction open in the client context it
-// runs in? A `duckdb_client_context` is the C API's wrapper of the ClientContext.
-extern "C" bool acl_shim_explicit_transaction(void *context) {
-	try {
-		return !context || ExplicitTransaction(reinterpret_cast<CClientContextWrapper *>(context)->context);
-	} catch (...) {
-		return true; // fail closed: refused
-	}
-}
 
 // Called by the Rust cdylib's exported `acl_duckdb_cpp_init` (a cdylib exports only Rust
 // symbols). DuckDB exceptions thrown here unwind through that `C-unwind` frame to DuckDB.
