@@ -163,6 +163,8 @@ public:
 		lock_guard<mutex> guard(lock);
 		current = std::move(names);
 		running = who;
+		began = true;
+		began_in_transaction = now.open;
 		refusal = owner.Refusal(now, who, kind);
 	}
 	RebindQueryInfo OnFinalizePrepare(ClientContext &, PreparedStatementData &, PreparedStatementMode) override {
@@ -184,16 +186,18 @@ public:
 			names = std::move(current);
 			current.clear();
 			refusal.clear();
-			// Only BEGIN leaves an explicit transaction open: the query that just ran began it.
-			// An owner unknown here is the gateway's: every principal's statement comes through
-			// our parser, which registers this state before it runs.
+			// Only BEGIN leaves an explicit transaction open: if none was open when this query
+			// began, this query began it. One that was already open with no owner known was begun
+			// before this state watched the connection: the gateway's (every principal's
+			// statement comes through our parser, which registers this state before it runs).
 			if (!ExplicitTransaction(context)) {
 				owner = TxnOwner();
 			} else if (!owner.known) {
 				owner.known = true;
-				owner.principal = running;
+				owner.principal = began && !began_in_transaction ? running : string();
 			}
 			running.clear();
+			began = false;
 		}
 		if (error && error->HasError() && !names.empty()) {
 			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
@@ -233,6 +237,8 @@ private:
 	string current;
 	TxnOwner owner;  // who began the open explicit transaction
 	string running;  // the principal of the running query (empty: the gateway's)
+	bool began = false;                // QueryBegin saw the running query
+	bool began_in_transaction = false; // an explicit transaction was open when it began
 	string refusal;  // why the running query may not run, found when it began
 };
 
