@@ -35,9 +35,10 @@ blank lines, lines starting with `#` between records are comments):
     load [PATH] [readonly]     reopen the database at PATH (fresh :memory: if none)
     restart / reconnect        reopen the same database / new default connection
     statement ok|error|maybe [CONNECTION]
-                               SQL lines; for error/maybe an optional `----` followed
-                               by text the error message must contain.  Text starting
-                               with `<REGEX>:` (re.search) or `<!REGEX>:` (must not match)
+                               SQL lines; for error a `----` followed by text the error
+                               message must contain (required, see above), optional for
+                               maybe.  Text starting with `<REGEX>:` (re.search) or
+                               `<!REGEX>:` (must not match; not alone for error)
     query TYPES [nosort|rowsort|valuesort] [CONNECTION]
                                SQL lines, `----`, expected rows (values separated by
                                TAB, or one value per line); NULL, (empty), true/false,
