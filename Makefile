@@ -7,7 +7,7 @@ EXT_VERSION := $(shell sed -n 's/^version = "\(.*\)"/v\1/p' Cargo.toml | head -n
 STAGE2 := target/release/libacl.so
 EXT := build/release/acl.duckdb_extension
 
-.PHONY: all release faults venv test unit slt pytests demo bench clean
+.PHONY: all release faults venv test unit runner-selftest slt pytests demo bench clean
 
 all: release
 
@@ -74,6 +74,11 @@ $(VENV)/.ok: test/requirements.txt
 unit:
 	cargo test --locked --no-default-features --lib
 
+# The SQL test runner's own test: files it must pass and files it must fail, each for its stated
+# reason (specs/014-test-runner.md). Needs only the venv.
+runner-selftest: venv
+	$(PY) test/runner_selftest/selftest.py
+
 slt: venv release
 	$(PY) test/runner.py --extension $(EXT) test/sql
 
@@ -81,8 +86,9 @@ pytests: venv release faults
 	@for t in test/python/test_*.py; do echo "== $$t"; $(PY) $$t --extension $(EXT) --faults-extension $(FAULTS) || exit 1; done
 
 # The SQL logic tests run last so that their summary is the closing line. A short fuzz run of
-# every target (FUZZ_SECONDS each) is part of the suite.
-test: unit fuzz-smoke pytests slt
+# every target (FUZZ_SECONDS each) is part of the suite; the runner's self-test runs before the
+# SQL tests it vouches for.
+test: unit runner-selftest fuzz-smoke pytests slt
 
 demo: venv release
 	$(PY) test/demo.py --extension $(EXT)

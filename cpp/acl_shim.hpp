@@ -22,6 +22,8 @@
 #include "duckdb/parser/parsed_data/create_view_info.hpp"
 #include "duckdb/parser/constraints/check_constraint.hpp"
 #include "duckdb/main/prepared_statement_data.hpp"
+#include "duckdb/main/valid_checker.hpp"
+#include "duckdb/transaction/meta_transaction.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -94,5 +96,37 @@ struct ParsedRefs {
 
 // Throws on a statement it cannot read (the caller refuses it).
 void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
+
+// ---- Transactions belong to their principal (txn.cpp, spec 001 "Transactions") ----
+// Every statement produced under a principal carries who it runs as in its text (which DuckDB
+// copies into a prepared statement and reports as the running query): a comment after the
+// policy version tag, `/* acl:principal=<owner digest>;<kind> */ `. The digest is Rust's
+// `rewrite::owner` (hex only).
+enum TxnKind : char { TXN_OTHER = 's', TXN_BEGIN = 'b', TXN_COMMIT = 'c', TXN_ROLLBACK = 'r' };
+
+TxnKind KindOf(const SQLStatement &statement);
+string PrincipalTag(const string &principal, TxnKind kind);
+// Reads the principal tag of a statement's text: at its start or after the leading `/* acl:… */ `
+// comments we put there (the policy version tag). False for text without one (the gateway's).
+bool TaggedPrincipal(const string &query, string &principal, TxnKind &kind);
+bool ExplicitTransaction(ClientContext &context);
+
+// What a principal's statement meets: an explicit transaction open, and aborted.
+struct TxnState {
+	bool open;
+	bool aborted;
+	explicit TxnState(ClientContext &context);
+};
+
+// Who began the explicit transaction open on a connection.
+struct TxnOwner {
+	bool known = false; // false: no explicit transaction, or the gateway's (see QueryEnd)
+	string principal;   // the owner's digest; empty: the gateway (unprefixed BEGIN)
+
+	// Why `who`'s statement of `kind` may not run now (empty: it may).
+	string Refusal(TxnState now, const string &who, TxnKind kind) const;
+	// Throws the refusal, if any.
+	void Check(TxnState now, const string &who, TxnKind kind) const;
+};
 
 } // namespace acl_shim

@@ -72,10 +72,55 @@ bool TaggedVersion(const string &query, uint64_t &version) {
 
 // Per connection: the names each statement we produced was decided with, so DuckDB's own errors
 // about it (binder, constraint, conversion) are reported in the principal's names, without the
-// `LINE 1:` excerpt of the rewritten text.
+// `LINE 1:` excerpt of the rewritten text; and who owns the open transaction.
 class AclClientState : public ClientContextState {
 public:
 	explicit AclClientState(void *state_p) : state(state_p) {
+	}
+	// A batch of `principal`'s statements, at parse time: refused whole if any of them could not
+	// run in the transaction state they will meet (their own BEGIN/COMMIT/ROLLBACK included).
+	void CheckBatch(ClientContext &context, const string &principal, const vector<unique_ptr<SQLStatement>> &batch) {
+		if (principal.empty()) {
+			return;
+		}
+		TxnState now(context);
+		TxnOwner owner;
+		{
+			lock_guard<mutex> guard(lock);
+			owner = this->owner;
+		}
+		for (auto &statement : batch) {
+			auto kind = KindOf(*statement);
+			owner.Check(now, principal, kind);
+			if (kind == TXN_BEGIN) {
+				now.open = true;
+				now.aborted = false;
+				owner.known = true;
+				owner.principal = principal;
+			} else if (kind == TXN_COMMIT || kind == TXN_ROLLBACK) {
+				now.open = false;
+			}
+		}
+	}
+	// Text we produced coming back to the parser (a relation re-parses its query): DuckDB parses
+	// it as plain SQL, so the check runs here.
+	void CheckTagged(ClientContext &context, const string &query) {
+		string who;
+		TxnKind kind;
+		if (!TaggedPrincipal(query, who, kind)) {
+			return;
+		}
+		TxnState now(context);
+		lock_guard<mutex> guard(lock);
+		owner.Check(now, who, kind);
+	}
+	void TransactionCommit(MetaTransaction &, ClientContext &) override {
+		lock_guard<mutex> guard(lock);
+		owner = TxnOwner();
+	}
+	void TransactionRollback(MetaTransaction &, ClientContext &) override {
+		lock_guard<mutex> guard(lock);
+		owner = TxnOwner();
 	}
 	// A prepared statement we produced runs only under the policy it was decided with: a grant or
 	// revoke since then refuses it (PostgreSQL re-plans; we ask the client to prepare it again,
@@ -100,28 +145,59 @@ public:
 	}
 	bool CanRequestRebind() override {
 		// Planning errors reach OnPlanningError only when some state can request a rebind, which
-		// makes DuckDB bind a copy: ask for it only while one of our statements runs.
+		// makes DuckDB bind a copy: ask for it only while one of our statements runs. A refusal
+		// found when the query began is thrown from OnFinalizePrepare/OnPlanningError, where
+		// DuckDB ends the query cleanly (a throw from QueryBegin would leave it half begun).
 		lock_guard<mutex> guard(lock);
-		return !current.empty();
+		return !current.empty() || !refusal.empty();
 	}
 	void QueryBegin(ClientContext &context) override {
-		auto names = Lookup(context.GetCurrentQuery());
+		auto &query = context.GetCurrentQuery();
+		auto names = Lookup(query);
+		// Every execution passes here, however the statement got here (parsed now, prepared
+		// before, extracted and run later): who it runs as is in its text.
+		string who;
+		TxnKind kind = TXN_OTHER;
+		TaggedPrincipal(query, who, kind);
+		TxnState now(context);
 		lock_guard<mutex> guard(lock);
 		current = std::move(names);
+		running = who;
+		began = true;
+		began_in_transaction = now.open;
+		refusal = owner.Refusal(now, who, kind);
+	}
+	RebindQueryInfo OnFinalizePrepare(ClientContext &, PreparedStatementData &, PreparedStatementMode) override {
+		ThrowRefusal();
+		return RebindQueryInfo::DO_NOT_REBIND;
 	}
 	RebindQueryInfo OnPlanningError(ClientContext &, SQLStatement &statement, ErrorData &error) override {
+		ThrowRefusal();
 		auto names = Lookup(statement.query);
 		if (!names.empty()) {
 			throw Exception(error.Type(), Translate(names, error.RawMessage()));
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
-	void QueryEnd(ClientContext &, optional_ptr<ErrorData> error) override {
+	void QueryEnd(ClientContext &context, optional_ptr<ErrorData> error) override {
 		string names;
 		{
 			lock_guard<mutex> guard(lock);
 			names = std::move(current);
 			current.clear();
+			refusal.clear();
+			// Only BEGIN leaves an explicit transaction open: if none was open when this query
+			// began, this query began it. One that was already open with no owner known was begun
+			// before this state watched the connection: the gateway's (every principal's
+			// statement comes through our parser, which registers this state before it runs).
+			if (!ExplicitTransaction(context)) {
+				owner = TxnOwner();
+			} else if (!owner.known) {
+				owner.known = true;
+				owner.principal = began && !began_in_transaction ? running : string();
+			}
+			running.clear();
+			began = false;
 		}
 		if (error && error->HasError() && !names.empty()) {
 			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
@@ -130,6 +206,17 @@ public:
 
 private:
 	static constexpr idx_t MAX_REMEMBERED = 1024;
+
+	void ThrowRefusal() {
+		string message;
+		{
+			lock_guard<mutex> guard(lock);
+			message = refusal;
+		}
+		if (!message.empty()) {
+			throw PermissionException(message);
+		}
+	}
 
 	string Lookup(const string &query) {
 		lock_guard<mutex> guard(lock);
@@ -148,6 +235,11 @@ private:
 	mutex lock;
 	unordered_map<string, string> by_query;
 	string current;
+	TxnOwner owner;  // who began the open explicit transaction
+	string running;  // the principal of the running query (empty: the gateway's)
+	bool began = false;                // QueryBegin saw the running query
+	bool began_in_transaction = false; // an explicit transaction was open when it began
+	string refusal;  // why the running query may not run, found when it began
 };
 
 // DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
@@ -209,15 +301,23 @@ bool CopyParsed(const void *check, const ParserOptions &options, vector<unique_p
 
 // DuckDB parses the rewritten text (our override switched off), the second check compares each
 // statement with the decision, and statements that carry a policy version get its tag.
-vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOptions &options) {
+vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOptions &options, const string &principal) {
 	auto rewritten = guard.Text();
 	ParserOptions inner = options;
 	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
 	Parser parser(inner);
 	try {
 		parser.ParseQuery(rewritten);
-	} catch (std::exception &) {
-		// The rewritten text names physical objects: never echo DuckDB's message about it.
+	} catch (std::exception &ex) {
+		// The rewritten text names physical objects: never echo DuckDB's message about it. Only
+		// DuckDB's expression depth limit is a refusal of the principal's text rather than our
+		// fault (the same text unprefixed hits it too); its message starts with a fixed phrase,
+		// never with text from the statement.
+		ErrorData error(ex);
+		if (error.Type() == ExceptionType::PARSER &&
+		    StringUtil::StartsWith(error.RawMessage(), "Max expression depth limit of")) {
+			throw ParserException("acl: the statement is nested too deeply");
+		}
 		throw InvalidInputException("acl: internal error: the rewritten statement did not parse");
 	}
 	if (parser.statements.size() != guard.out.n_statements) {
@@ -242,6 +342,10 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 			keep = false; // management statements: the gateway's own, never kept
 		}
 		keep = keep && Copyable(statement);
+		if (!principal.empty()) {
+			statement.query = PrincipalTag(principal, KindOf(statement)) + statement.query;
+			statement.stmt_location = QueryLocation(0, statement.query.size());
+		}
 		if (acl_rs_versioned(guard.out.check, i)) {
 			statement.query = VersionTag(guard.out.version) + statement.query;
 			statement.stmt_location = QueryLocation(0, statement.query.size());
@@ -285,6 +389,10 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	if (TaggedVersion(query, tagged) && tagged != acl_rs_policy_version(acl.state)) {
 		throw PermissionException(STALE);
 	}
+	if (options.context && query.compare(0, 7, "/* acl:") == 0) {
+		options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state)->CheckTagged(
+		    *options.context, query);
+	}
 	if (!acl_rs_is_ours(query.data(), query.size())) {
 		return ParserOverrideResult();
 	}
@@ -316,13 +424,15 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	default:
 		throw InvalidInputException(guard.Text());
 	}
+	auto principal = OutGuard::Str(guard.out.principal);
 	vector<unique_ptr<SQLStatement>> statements;
 	if (!CopyParsed(guard.out.check, options, statements)) {
-		statements = ParseAndCheck(guard, options);
+		statements = ParseAndCheck(guard, options, principal);
 	}
 	auto names = guard.Names();
 	if (options.context) {
 		auto client = options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state);
+		client->CheckBatch(*options.context, principal, statements);
 		if (!names.empty()) {
 			client->Remember(statements, names);
 		}

@@ -6,28 +6,47 @@ Usage:
 
 Paths are .test files or directories (searched recursively for *.test, sorted);
 the default is test/sql under the repository root.  The last line printed is
-`N passed, N failed` (plus `, N skipped` when files were skipped); the exit code
-is 1 if any file failed or no file ran, else 0.  Each file runs against its own
-fresh in-memory database and stops at its first failing record.
+`N passed, N failed` (plus `, N known bugs` and `, N records skipped` when there
+are any; each known bug is listed above it); the exit code is 1 if any file
+failed or no file ran, else 0.  Each file runs against its own fresh in-memory
+database and stops at its first failing record.
+
+The runner is strict, so that a record cannot pass for the wrong reason
+(specs/014-test-runner.md):
+  - a `statement error` names the error it expects: a `----` section whose text (or
+    `<REGEX>:`) does not also accept a generic message such as `acl: x`,
+    `Permission Error: acl: x` or `Parser Error: x` (see GENERIC); `<!REGEX>:` alone
+    is not accepted there (it says only what must be absent);
+  - an error containing `acl: internal error` or `acl: could not parse` satisfies a
+    record only if the record's expected text names it (`internal error`,
+    `could not parse`): the second check and our parser are not a clean refusal
+    of something else;
+  - an unknown `require`, an unknown `mode`, and a `mode skip` never closed by
+    `mode unskip` fail the file;
+  - `bug REASON` before a record marks a known bug: the record must fail (it is
+    counted and listed), and the file fails once it passes.
 
 Supported directives (DuckDB's sqllogictest dialect; records are separated by
 blank lines, lines starting with `#` between records are comments):
     require acl                load the extension (--extension) now and again after
                                every later load/restart; a missing file fails the file
     require skip_reload|notwindows   accepted, no effect
-    require <anything else>    skip the whole file
+    require <anything else>    fails the file (a misspelt require must not skip it)
     load [PATH] [readonly]     reopen the database at PATH (fresh :memory: if none)
     restart / reconnect        reopen the same database / new default connection
     statement ok|error|maybe [CONNECTION]
-                               SQL lines; for error/maybe an optional `----` followed
-                               by text the error message must contain.  Text starting
-                               with `<REGEX>:` (re.search) or `<!REGEX>:` (must not match)
+                               SQL lines; for error a `----` followed by text the error
+                               message must contain (required, see above), optional for
+                               maybe.  Text starting with `<REGEX>:` (re.search) or
+                               `<!REGEX>:` (must not match; not alone for error)
     query TYPES [nosort|rowsort|valuesort] [CONNECTION]
                                SQL lines, `----`, expected rows (values separated by
                                TAB, or one value per line); NULL, (empty), true/false,
                                `<REGEX>:`/`<!REGEX>:` values, `N values hashing to MD5`
     onlyif SYSTEM / skipif SYSTEM    condition for the next record (SYSTEM duckdb)
-    mode skip / mode unskip    skip the records in between (other modes are ignored)
+    bug REASON                 the next statement/query record is a known bug: it must
+                               fail (counted as a known bug), or the file fails
+    mode skip / mode unskip    skip the records in between (counted); other modes fail
     loop VAR START END / foreach VAR V1 V2 ... / endloop   (concurrent* run serially)
     halt                       stop the file here (it passes)
 Substitutions: ${VAR} (loop variables), __TEST_DIR__ (per-file temp dir),
@@ -57,6 +76,18 @@ LOOP_CMDS = ("loop", "foreach", "concurrentloop", "concurrentforeach")
 SIMPLE_CMDS = ("require", "load", "restart", "reconnect", "mode", "halt")
 HASH_RE = re.compile(r"^\d+ values hashing to [0-9a-f]{32}$")
 PYTZ_MSG = "Required module 'pytz'"
+KNOWN_REQUIRES = ("skip_reload", "notwindows")  # besides the extension itself
+MODES = ("skip", "unskip")
+# What a `statement error` expectation must not accept: error messages that say nothing but
+# their kind (\x00 stands for whatever detail follows). An expectation that any of these would
+# satisfy does not name the refusal it is about.
+GENERIC = [""] + [f"{kind}Error: acl: \x00" for kind in (
+    "", "Permission ", "Parser ", "Invalid Input ", "Invalid ", "Binder ", "Catalog ", "Conversion ",
+    "Constraint ", "Transaction ", "Not implemented ", "Out of Range ", "Dependency ", "IO ",
+    "Internal ", "INTERNAL ", "Syntax ", "Unknown ")] + ["acl: \x00", "acl:", "Error: \x00"]
+# Messages a record accepts only when its expected text names them: our parser's refusal and a
+# failure of the second check are not a clean refusal by the check a record is about.
+MUST_BE_NAMED = (("acl: internal error", "internal error"), ("acl: could not parse", "could not parse"))
 
 
 class Failure(Exception):
@@ -65,18 +96,14 @@ class Failure(Exception):
         self.line, self.message, self.sql, self.expected, self.actual = line, message, sql, expected, actual
 
 
-class Skip(Exception):
-    """The file needs something unavailable (an unknown `require`)."""
-
-
 class Halt(Exception):
     """`halt`: stop the file here; it passes."""
 
 
 class Record:
-    def __init__(self, line, words, sql="", expected=None, conds=()):
+    def __init__(self, line, words, sql="", expected=None, conds=(), bug=None):
         self.line, self.cmd, self.args = line, words[0], words[1:]
-        self.sql, self.expected, self.conds = sql, expected, list(conds)
+        self.sql, self.expected, self.conds, self.bug = sql, expected, list(conds), bug
 
 
 class Loop:
@@ -84,9 +111,34 @@ class Loop:
         self.line, self.var, self.values, self.body = line, var, values, []
 
 
+def check_expectation(lineno, words, expected):
+    """A `statement error` must name the error it expects (see GENERIC)."""
+    if len(words) < 2 or words[1] != "error":
+        return
+    if expected is None or not "\n".join(expected).strip():
+        raise Failure(lineno, "statement error without an expected message: name the error it expects")
+    want = "\n".join(expected)
+    if want.startswith("<!REGEX>:"):
+        raise Failure(lineno, "statement error with only <!REGEX>: name the error it expects "
+                      "(a <REGEX>: with a negative lookahead can say both)")
+    if want.startswith("<REGEX>:"):
+        try:
+            pattern = re.compile(want[8:], re.S)
+        except re.error as e:
+            raise Failure(lineno, f"invalid <REGEX>: {e}") from None
+        weak = next((g for g in GENERIC if pattern.search(g)), None)
+    else:
+        weak = next((g for g in GENERIC if want in g), None)
+    if weak is not None:
+        raise Failure(lineno, "statement error expectation too weak: it accepts the generic message "
+                      f"{weak.replace(chr(0), '…')!r}; name the error it expects", None, [want])
+
+
 def parse(text):
-    """Turn the file text into a list of Record/Loop nodes."""
+    """Turn the file text into a list of Record/Loop nodes (and check what can be checked
+    without running anything: expectations, the bug directive, mode skip closed)."""
     lines, root, stack, conds, i = text.replace("\r\n", "\n").split("\n"), [], [], [], 0
+    bug, skip_open = None, None
     while i < len(lines):
         s, lineno = lines[i].strip(), i + 1
         i += 1
@@ -97,6 +149,16 @@ def parse(text):
         if cmd in ("onlyif", "skipif"):
             conds.append((cmd, words[1] if len(words) > 1 else ""))
             continue
+        if cmd == "bug":
+            reason = s[len("bug"):].strip()
+            if not reason:
+                raise Failure(lineno, "bug needs a reason: `bug <why this record fails>`")
+            if bug is not None:
+                raise Failure(lineno, "two bug lines before one record")
+            bug = (lineno, reason)
+            continue
+        if bug is not None and cmd not in ("statement", "query"):
+            raise Failure(bug[0], f"bug must be followed by a statement or query record, not {cmd}")
         if cmd in ("statement", "query"):
             block = []
             while i < len(lines) and lines[i].strip():
@@ -104,7 +166,10 @@ def parse(text):
                 i += 1
             k = next((n for n, line in enumerate(block) if line.strip() == "----"), None)
             block, expected = (block, None) if k is None else (block[:k], block[k + 1:])
-            body.append(Record(lineno, words, "\n".join(block), expected, conds))
+            if cmd == "statement" and skip_open is None:  # a skipped record is checked once it runs
+                check_expectation(lineno, words, expected)
+            body.append(Record(lineno, words, "\n".join(block), expected, conds, bug and bug[1]))
+            bug = None
         elif cmd in LOOP_CMDS:
             is_range = "loop" in cmd
             if len(words) < 3 or (is_range and (len(words) != 4 or not all(
@@ -118,12 +183,21 @@ def parse(text):
                 raise Failure(lineno, "endloop without loop")
             stack.pop()
         elif cmd in SIMPLE_CMDS:
+            if cmd == "mode":
+                mode = words[1] if len(words) > 1 else ""
+                if mode not in MODES:
+                    raise Failure(lineno, f"unknown mode {mode!r} (the runner knows {', '.join(MODES)})")
+                skip_open = lineno if mode == "skip" else None
             body.append(Record(lineno, words, conds=conds))
         else:
             raise Failure(lineno, f"unknown directive: {s}")
         conds = []
+    if bug is not None:
+        raise Failure(bug[0], "bug at the end of the file: it must be followed by a record")
     if stack:
         raise Failure(stack[-1].line, "loop without endloop")
+    if skip_open is not None:
+        raise Failure(skip_open, "mode skip is never closed by mode unskip: the rest of the file would not run")
     return root
 
 
@@ -196,6 +270,7 @@ class FileRun:
         self.tmpdir = tempfile.mkdtemp(prefix="acl-slt-")
         self.db = self.default = None
         self.cursors, self.ext_loaded, self.skipping = {}, False, False
+        self.bugs, self.skipped = [], 0  # (line, reason, how it failed); records skipped by mode skip
         self.ext_names = {"acl", os.path.basename(ext_path).split(".")[0]}
         self.open(":memory:", False)
 
@@ -245,16 +320,30 @@ class FileRun:
             if isinstance(node, Loop):
                 for value in node.values:
                     self.run(node.body, {**env, node.var: value})
-            else:
+            elif node.bug is None:
                 self.run_record(node, env)
+            else:
+                self.run_bug(node, env)
+
+    def run_bug(self, rec, env):
+        """A known bug: the record must fail; once it passes, the `bug` line must go."""
+        try:
+            ran = self.run_record(rec, env)
+        except Failure as f:
+            self.bugs.append((rec.line, rec.bug, f.message))
+            return
+        if ran:
+            raise Failure(rec.line, f"known bug now passes (remove its `bug` line): {rec.bug}", rec.sql)
 
     def run_record(self, rec, env):
+        """Run one record; return whether it ran (False: skipped by a mode or a condition)."""
         args = [self.sub(a, env) for a in rec.args]
         if rec.cmd == "mode":
-            self.skipping = {"skip": True, "unskip": False}.get(args[0] if args else "", self.skipping)
-            return
+            self.skipping = args[0] == "skip"
+            return True
         if self.skipping or any((kind == "onlyif") != (system == "duckdb") for kind, system in rec.conds):
-            return
+            self.skipped += rec.cmd in ("statement", "query") and self.skipping
+            return False
         if self.verbose:
             print(f"  {self.path}:{rec.line}: {' '.join([rec.cmd, *args])}")
         if rec.cmd == "halt":
@@ -263,8 +352,9 @@ class FileRun:
             name = args[0] if args else ""
             if name in self.ext_names:
                 self.load_extension(rec.line)
-            elif name not in ("skip_reload", "notwindows"):
-                raise Skip(f"require {name}")
+            elif name not in KNOWN_REQUIRES:
+                raise Failure(rec.line, f"unknown require {name!r}: the runner provides only acl and "
+                              f"{', '.join(KNOWN_REQUIRES)} (a misspelt require must not skip the file)")
         elif rec.cmd == "load":
             self.open(args[0] if args else ":memory:", "readonly" in args[1:], rec.line)
         elif rec.cmd == "restart":
@@ -276,6 +366,7 @@ class FileRun:
             expected = [self.sub(line, env) for line in rec.expected or []]
             run = self.run_statement if rec.cmd == "statement" else self.run_query
             run(rec, args, self.sub(rec.sql, env), expected)
+        return True
 
     def execute(self, con, sql, rec, fetch_needed):
         """Run SQL and fetch (errors may surface while fetching); return (types, rows)."""
@@ -313,6 +404,11 @@ class FileRun:
                 ok = want in msg
             if not ok:
                 raise Failure(rec.line, "error message mismatch", sql, [want], [msg]) from None
+            for marker, name in MUST_BE_NAMED:
+                if marker in msg and name not in want:
+                    raise Failure(rec.line, f"the error is `{marker}`, which this record does not name: "
+                                  f"it passes for the wrong reason (expect `{name}` explicitly)",
+                                  sql, [want or "<any error>"], [msg]) from None
             return
         if mode == "error":
             raise Failure(rec.line, "statement succeeded but an error was expected", sql,
@@ -371,22 +467,28 @@ def format_failure(display, f):
     return "\n".join(out)
 
 
+class Outcome:
+    """How one file went: 'pass' or 'fail' (with the report), its known bugs and skipped records."""
+
+    def __init__(self, status, detail=None, bugs=(), skipped=0):
+        self.status, self.detail, self.bugs, self.skipped = status, detail, list(bugs), skipped
+
+
 def run_file(path, display, ext_path, verbose):
-    """Run one file; return ('pass'|'fail'|'skip', detail).  Never raises."""
+    """Run one file; return its Outcome.  Never raises."""
     runner = None
     try:
         nodes = parse(Path(path).read_text(encoding="utf-8"))
         runner = FileRun(display, ext_path, verbose)
-        runner.run(nodes, {})
-        return "pass", None
-    except Halt:
-        return "pass", None
-    except Skip as e:
-        return "skip", str(e)
+        try:
+            runner.run(nodes, {})
+        except Halt:
+            pass
+        return Outcome("pass", None, runner.bugs, runner.skipped)
     except Failure as f:
-        return "fail", format_failure(display, f)
+        return Outcome("fail", format_failure(display, f))
     except Exception:
-        return "fail", f"{display}: runner crashed:\n{traceback.format_exc()}"
+        return Outcome("fail", f"{display}: runner crashed:\n{traceback.format_exc()}")
     finally:
         if runner is not None:
             runner.close()
@@ -417,27 +519,29 @@ def main(argv=None):
     ext_path = os.path.abspath(opts.extension)
     files, missing = collect(opts.paths or [str(repo / "test" / "sql")])
     files = [f for f in files if not opts.filter or opts.filter in str(f)]
-    passed, failed, skipped = 0, len(missing), 0
+    passed, failed, skipped, bugs = 0, len(missing), 0, []
     for m in missing:
         print(f"FAIL {m}: no such file or directory")
     for f in files:
         display = str(f) if os.path.relpath(f).startswith("..") else os.path.relpath(f)
         start = time.time()
-        status, detail = run_file(str(f), display, ext_path, opts.verbose)
-        if status == "fail":
+        outcome = run_file(str(f), display, ext_path, opts.verbose)
+        bugs.extend((display, *b) for b in outcome.bugs)
+        skipped += outcome.skipped
+        if outcome.status == "fail":
             failed += 1
-            print(f"FAIL {detail}")
-        elif status == "skip":
-            skipped += 1
-            if opts.verbose:
-                print(f"SKIP {display} ({detail})")
+            print(f"FAIL {outcome.detail}")
         else:
             passed += 1
             if opts.verbose:
                 print(f"PASS {display} ({time.time() - start:.2f}s)")
+    for display, line, reason, how in bugs:
+        print(f"BUG  {display}:{line}: {reason}" + (f" [{how}]" if opts.verbose else ""))
     if passed + failed == 0:
         print("no test files ran")
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    extra = (f", {len(bugs)} known bug{'s' * (len(bugs) != 1)}" if bugs else "") + \
+        (f", {skipped} record{'s' * (skipped != 1)} skipped" if skipped else "")
+    print(f"{passed} passed, {failed} failed{extra}")
     return 1 if failed or passed + failed == 0 else 0
 
 

@@ -490,7 +490,7 @@ pub fn check_rewrite(fx: &Fixture, which: usize, sql: &str) {
 pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
     let (principal, _) = &fx.principals[which % fx.principals.len()];
     let [role] = principal.roles.as_slice() else { return };
-    let settings = acl::rewrite::Settings { clock_skew: 60, faults: Default::default() };
+    let settings = acl::rewrite::Settings { clock_skew: 60, ..Default::default() };
     let tokens_cache = acl::auth::TokenCache::default();
     let rewrites = acl::rewrite::RewriteCache::default();
     let shapes = acl::rewrite::ShapeCache::default();

@@ -105,6 +105,23 @@ pub(super) unsafe fn emit_rows<'a>(
 
 struct ExecBind {
     sql: String,
+    /// The client context the statement was bound in (and runs in: a plan belongs to its
+    /// connection, which outlives it), to see at execution whether a transaction is open.
+    context: sys::duckdb_client_context,
+}
+
+impl Drop for ExecBind {
+    fn drop(&mut self) {
+        if !self.context.is_null() {
+            // SAFETY: the wrapper came from duckdb_table_function_get_client_context, freed once.
+            unsafe { sys::duckdb_destroy_client_context(&mut self.context) };
+        }
+    }
+}
+
+extern "C" {
+    /// cpp/shim.cpp: is an explicit transaction open in this `duckdb_client_context`?
+    fn acl_shim_explicit_transaction(context: sys::duckdb_client_context) -> bool;
 }
 
 unsafe extern "C" fn exec_bind(info: sys::duckdb_bind_info) {
@@ -120,7 +137,9 @@ unsafe extern "C" fn exec_bind(info: sys::duckdb_bind_info) {
             sys::duckdb_free(text as *mut c_void);
         }
         sys::duckdb_destroy_value(&mut value);
-        let data = Box::into_raw(Box::new(ExecBind { sql })) as *mut c_void;
+        let mut context: sys::duckdb_client_context = std::ptr::null_mut();
+        sys::duckdb_table_function_get_client_context(info, &mut context);
+        let data = Box::into_raw(Box::new(ExecBind { sql, context })) as *mut c_void;
         sys::duckdb_bind_set_bind_data(info, data, Some(drop_box::<ExecBind>));
     }));
     if r.is_err() {
@@ -143,6 +162,11 @@ unsafe extern "C" fn exec_function(info: sys::duckdb_function_info, output: sys:
         }
         let state = &*(sys::duckdb_function_get_extra_info(info) as *const Arc<State>);
         let bind = &*(sys::duckdb_function_get_bind_data(info) as *const ExecBind);
+        // Checked when it runs, not when it was bound: a statement prepared outside a transaction
+        // may execute inside one. No context: refused (fail closed).
+        if bind.context.is_null() || acl_shim_explicit_transaction(bind.context) {
+            return Err(crate::error::AclError::refused(crate::rewrite::MANAGEMENT_IN_TRANSACTION));
+        }
         let status = state.execute_admin(&bind.sql)?;
         let vector = sys::duckdb_data_chunk_get_vector(output, 0);
         sys::duckdb_vector_assign_string_element_len(vector, 0, status.as_ptr() as *const _, status.len() as u64);

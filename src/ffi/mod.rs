@@ -204,6 +204,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
                     checks: out.checks.clone(),
                     version: out.version,
                     reuse: None,
+                    principal: out.principal.clone(),
                 },
                 parsed: Default::default(),
             };
@@ -227,6 +228,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.names = AclBuf::from(o.names);
             out.n_statements = o.statements as u64;
             out.version = o.version;
+            out.principal = AclBuf::from(o.principal);
             let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
@@ -291,6 +293,7 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
             out.names = AclBuf::from(entry.output.names.clone());
             out.n_statements = entry.output.statements as u64;
             out.version = entry.output.version;
+            out.principal = AclBuf::from(entry.output.principal.clone());
             let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence, entry: Some(entry) };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN

@@ -106,6 +106,8 @@ pub struct Output {
     pub version: u64,
     /// Under a principal: what a `BatchCache` entry for this batch must record.
     pub reuse: Option<Reuse>,
+    /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
+    pub principal: String,
 }
 
 /// How a rewritten batch may be reused (see `BatchCache`).
@@ -204,8 +206,15 @@ pub fn batch(
     let mut statements = 0;
     let mut reuse = None;
     let mut checks = Vec::new();
+    let mut principal = String::new();
     match &batch.prefix {
         Prefix::Admin => {
+            // The policy is applied when acl_exec runs and is not rolled back with a transaction
+            // (nor will the policy store of later issues join one): refused inside an explicit
+            // transaction, here and again when acl_exec runs (a statement prepared before).
+            if settings.in_transaction {
+                return Err(AclError::refused(MANAGEMENT_IN_TRANSACTION));
+            }
             for s in &batch.statements {
                 if !crate::admin::is_management(s) {
                     return Err(AclError::refused("ACL ADMIN takes only management statements"));
@@ -222,18 +231,58 @@ pub fn batch(
             }
         }
         Prefix::Role(role) => {
-            let principal = Principal::role(role);
-            statements += principal_batch(policy, cache, &principal, batch, settings, &mut sql, &mut names, &mut checks)?;
-            reuse = Some(Reuse { token: None, who: who(&principal) });
+            let p = Principal::role(role);
+            statements += principal_batch(policy, cache, &p, batch, settings, &mut sql, &mut names, &mut checks)?;
+            reuse = Some(Reuse { token: None, who: who(&p) });
+            principal = owner(&batch.prefix);
         }
         Prefix::Token(jwt) => {
-            let principal = tokens.principal(policy, jwt, now_unix()?, settings.clock_skew)?;
-            statements += principal_batch(policy, cache, &principal, batch, settings, &mut sql, &mut names, &mut checks)?;
-            reuse = Some(Reuse { token: Some(jwt.clone()), who: who(&principal) });
+            let p = tokens.principal(policy, jwt, now_unix()?, settings.clock_skew)?;
+            statements += principal_batch(policy, cache, &p, batch, settings, &mut sql, &mut names, &mut checks)?;
+            reuse = Some(Reuse { token: Some(jwt.clone()), who: who(&p) });
+            principal = owner(&batch.prefix);
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
-    Ok(Output { sql, statements, names: errors::names_blob(&mut names), checks, version: policy.version, reuse })
+    Ok(Output { sql, statements, names: errors::names_blob(&mut names), checks, version: policy.version, reuse, principal })
+}
+
+/// The refusal of a management statement inside an explicit transaction (also `acl_exec`'s).
+pub const MANAGEMENT_IN_TRANSACTION: &str = "management statements run in their own transaction; COMMIT or ROLLBACK first";
+
+/// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
+/// (folded as role names are), the issuer and subject for `ACL TOKEN` (a refreshed token of the
+/// same subject is the same principal; a token without a subject is a principal of its own).
+/// The shim carries it in each statement's text, so it is a digest: 32 lower-case hex digits
+/// (128 bits of SHA-256) that never contain `*/`. Empty for `ACL ADMIN`.
+pub fn owner(prefix: &Prefix) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    match prefix {
+        Prefix::Role(role) => {
+            h.update(b"role\0");
+            h.update(crate::policy::norm(role).as_bytes());
+        }
+        Prefix::Token(jwt) => {
+            // Only called once the token verified: these are the claims its signature covers.
+            let claims: serde_json::Value = jsonwebtoken::dangerous::insecure_decode_claims(jwt).unwrap_or_default();
+            let text = |k: &str| claims.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
+            h.update(b"token\0");
+            h.update(text("iss").unwrap_or_default().as_bytes());
+            match text("sub") {
+                Some(sub) => {
+                    h.update(b"\0sub\0");
+                    h.update(sub.as_bytes());
+                }
+                None => {
+                    h.update(b"\0jwt\0");
+                    h.update(jwt.as_bytes());
+                }
+            }
+        }
+        Prefix::Admin | Prefix::Session(_) => return String::new(),
+    }
+    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The statements of a batch under one principal, each from the cache or rewritten once.
@@ -377,3 +426,5 @@ mod tests;
 mod fn_tests;
 #[cfg(test)]
 mod gate_tests;
+#[cfg(test)]
+mod txn_tests;

@@ -107,6 +107,7 @@ pub struct ShapeEntry {
     statements: usize,
     names: String,
     checks: Vec<Option<Arc<super::Allowed>>>,
+    principal: String,
 }
 
 #[derive(Default)]
@@ -157,6 +158,7 @@ impl ShapeCache {
             checks: entry.checks.clone(),
             version: entry.version,
             reuse: Some(Reuse { token: entry.token.clone(), who: entry.who.clone() }),
+            principal: entry.principal.clone(),
         })
     }
 
@@ -169,6 +171,7 @@ impl ShapeCache {
             || sentinel.statements != actual.statements
             || sentinel.version != actual.version
             || sentinel.reuse != actual.reuse
+            || sentinel.principal != actual.principal
         {
             return;
         }
@@ -195,6 +198,7 @@ impl ShapeCache {
             statements: actual.statements,
             names: actual.names.clone(),
             checks: actual.checks.clone(),
+            principal: actual.principal.clone(),
         };
         self.entries.insert(shape.key.clone(), Arc::new(entry));
     }

@@ -160,5 +160,128 @@ def transaction_control_is_not_versioned(con):
     assert con.execute("SELECT count(*) FROM phys.main.orders WHERE id = 7").fetchone() == (7 // 7,)
 
 
+# ---- transactions belong to their principal (spec 001, "Transactions"): statements that reach
+# DuckDB without being parsed again at the moment they run are checked when they run.
+
+OTHERS = "acl: another principal's transaction is open on this connection"
+ABORTED = "acl: the transaction is aborted and nothing of it will be committed; ROLLBACK to end it"
+MANAGEMENT = "acl: management statements run in their own transaction; COMMIT or ROLLBACK first"
+
+
+def refused_with(fn, expected):
+    try:
+        fn()
+    except duckdb.Error as e:
+        assert expected in str(e), str(e)
+        return str(e)
+    raise AssertionError(f"not refused (expected: {expected})")
+
+
+def count_rows(con, where):
+    return con.execute(f"SELECT count(*) FROM phys.main.orders WHERE {where}").fetchone()[0]
+
+
+@test
+def management_prepared_outside_a_transaction_is_refused_inside_one(con):
+    # The gateway builds a GRANT as a relation (prepared, not run), opens a transaction, then
+    # runs it: the grant would apply and survive the ROLLBACK. acl_exec refuses it when it runs.
+    grant = con.sql("ACL ADMIN GRANT CATALOG sales TO ROLE clerk WITH (select) MAIN")
+    con.execute("BEGIN")
+    msg = refused_with(grant.fetchall, MANAGEMENT)
+    assert "Permission Error" not in msg, msg  # refused when it ran, not when it was parsed
+    con.execute("ROLLBACK")
+    # clerk still holds every data capability (the grant replacing them never applied)
+    con.execute('ACL ROLE "clerk" DELETE FROM orders WHERE id = 2')
+    assert count_rows(con, "id = 2") == 0
+
+
+@test
+def a_relation_of_another_principal_is_refused_in_a_transaction(con):
+    # analyst's statement, built before clerk's transaction, run inside it: it would read
+    # clerk's uncommitted row
+    peek = con.sql('ACL ROLE "analyst" SELECT count(*) FROM orders WHERE id = 70')
+    con.execute('ACL ROLE "clerk" BEGIN')
+    con.execute("ACL ROLE \"clerk\" INSERT INTO orders VALUES (70, 'uncommitted')")
+    msg = refused_with(peek.fetchall, OTHERS)
+    assert "uncommitted" not in msg, msg
+    con.execute('ACL ROLE "clerk" ROLLBACK')
+    assert peek.fetchall() == [(0,)]
+
+
+@test
+def an_extracted_statement_of_another_principal_is_refused_when_it_runs(con):
+    # Statements extracted under analyst run later, inside clerk's transaction: checked then.
+    peek = con.extract_statements('ACL ROLE "analyst" SELECT count(*) FROM orders')[0]
+    end = con.extract_statements('ACL ROLE "analyst" ROLLBACK')[0]
+    con.execute('ACL ROLE "clerk" BEGIN')
+    con.execute("ACL ROLE \"clerk\" INSERT INTO orders VALUES (71, 'x')")
+    refused_with(lambda: con.execute(peek).fetchall(), OTHERS)
+    refused_with(lambda: con.execute(end).fetchall(), OTHERS)
+    # the refusals aborted clerk's transaction: its COMMIT says so rather than rolling back silently
+    refused_with(lambda: con.execute('ACL ROLE "clerk" COMMIT'), ABORTED)
+    con.execute('ACL ROLE "clerk" ROLLBACK')
+    assert count_rows(con, "id = 71") == 0
+    assert con.execute(peek).fetchall() == [(3,)]
+
+
+@test
+def an_extracted_begin_makes_its_principal_the_owner(con):
+    begin = con.extract_statements('ACL ROLE "clerk" BEGIN')[0]
+    con.execute(begin)
+    refused_with(lambda: con.execute('ACL ROLE "analyst" SELECT count(*) FROM orders'), OTHERS)
+    con.execute('ACL ROLE "clerk" ROLLBACK')
+    assert con.execute('ACL ROLE "analyst" SELECT count(*) FROM orders').fetchone() == (3,)
+
+
+@test
+def executemany_of_another_principal_inside_a_transaction_is_refused(con):
+    con.execute("ACL ADMIN CREATE ROLE temp_clerk; GRANT CATALOG sales TO ROLE temp_clerk MAIN")
+    con.execute("SET default_transaction_invalidation_policy = 'syntactic_errors_do_not_invalidate'")
+    con.execute('ACL ROLE "clerk" BEGIN')
+    refused_with(lambda: con.executemany('ACL ROLE "temp_clerk" INSERT INTO orders VALUES (?, ?)', [[72, "a"], [73, "b"]]), OTHERS)
+    con.execute("ACL ROLE \"clerk\" INSERT INTO orders VALUES (74, 'c')")
+    con.execute('ACL ROLE "clerk" COMMIT')
+    assert count_rows(con, "id IN (72, 73)") == 0 and count_rows(con, "id = 74") == 1
+
+
+SECRET = "a-shared-secret-that-is-32-bytes-or-longer"
+
+
+def token(sub, **extra):
+    import jwt
+
+    claims = {"iss": "https://hs.example", "exp": int(time.time()) + 300, "roles": ["clerks"], **extra}
+    if sub is not None:
+        claims["sub"] = sub
+    return jwt.encode(claims, SECRET, algorithm="HS256")
+
+
+@test
+def a_token_transaction_belongs_to_its_issuer_and_subject(con):
+    con.execute(f"ACL ADMIN CREATE ISSUER 'https://hs.example' KEYS 'hmac:{SECRET}' ALGS (HS256)")
+    con.execute("ACL ADMIN MAP CLAIM 'clerks' FROM ISSUER 'https://hs.example' TO ROLE clerk")
+    alice, alice_again, bob = token("alice"), token("alice", jti="refreshed"), token("bob")
+    assert alice != alice_again
+    con.execute(f"ACL TOKEN '{alice}' BEGIN")
+    con.execute(f"ACL TOKEN '{alice}' INSERT INTO orders VALUES (75, 'x')")
+    # bob holds the same role, but is another principal; so is the role itself
+    refused_with(lambda: con.execute(f"ACL TOKEN '{bob}' SELECT count(*) FROM orders"), OTHERS)
+    con.execute("ROLLBACK")
+    con.execute(f"ACL TOKEN '{alice}' BEGIN")
+    refused_with(lambda: con.execute('ACL ROLE "clerk" COMMIT'), OTHERS)
+    con.execute("ROLLBACK")
+    # a refreshed token of the same subject goes on with alice's transaction
+    con.execute(f"ACL TOKEN '{alice}' BEGIN")
+    con.execute(f"ACL TOKEN '{alice}' INSERT INTO orders VALUES (76, 'x')")
+    con.execute(f"ACL TOKEN '{alice_again}' INSERT INTO orders VALUES (77, 'x')")
+    con.execute(f"ACL TOKEN '{alice_again}' COMMIT")
+    assert count_rows(con, "id IN (75, 76, 77)") == 2
+    # without a subject, a token is a principal of its own: another token is refused
+    anon, anon_other = token(None), token(None, jti="other")
+    con.execute(f"ACL TOKEN '{anon}' BEGIN")
+    refused_with(lambda: con.execute(f"ACL TOKEN '{anon_other}' COMMIT"), OTHERS)
+    con.execute("ROLLBACK")
+
+
 if __name__ == "__main__":
     harness.main(setup)

@@ -64,7 +64,9 @@ class File:
         self.parts.append(f"\nstatement error\n{self._sql(sql)}\n----\n{expected}\n")
 
     def bug(self, why, sql, expected):
-        self.parts.append(f"\n# BUG: {why}\nmode skip\n\nstatement error\n{self._sql(sql)}\n----\n{expected}\n\nmode unskip\n")
+        """A known bug: the runner expects the record to fail and fails the file once it passes."""
+        assert "\n" not in why
+        self.parts.append(f"\nbug {why}\nstatement error\n{self._sql(sql)}\n----\n{expected}\n")
 
     def fixed(self, why, sql, expected):
         """A record that was a BUG and is fixed: asserted, with its history in the comment."""
@@ -87,6 +89,9 @@ def prefix_tricks():
     )
     ok = lambda sql: f.query(sql, "I", ["3"])  # noqa: E731
     phys = lambda sql: f.error(sql, "<REGEX>:" + NOLEAK + "acl: a table reference names a catalog")  # noqa: E731
+    # DuckDB's own parser refuses text that is not our prefix (ours says "acl: could not parse")
+    duck = lambda sql: f.error(sql, "Parser Error: syntax error at or near")  # noqa: E731
+    parse = lambda sql: f.error(sql, "acl: could not parse the statement")  # noqa: E731
 
     f.comment("comments and whitespace between the words of the prefix")
     ok(f'ACL/**/ROLE "analyst" {COUNT}')
@@ -109,13 +114,13 @@ def prefix_tricks():
     f.error(f'-- ACL ADMIN\nACL ROLE "analyst" DELETE FROM orders', 'acl: role "analyst" lacks delete on sales.orders')
 
     f.comment("a prefix that is not at the start, or is inside something, is not a prefix")
-    f.error(f'(ACL ROLE "analyst" {PHYS})', "Parser Error")
-    f.error(f'SELECT 1; ACL ROLE "analyst" {PHYS}', "Parser Error")
-    f.error(f'WITH x AS (SELECT 1) ACL ROLE "analyst" {PHYS}', "Parser Error")
-    f.error(f'/* unterminated ACL ROLE "analyst" {PHYS}', "Parser Error")
+    duck(f'(ACL ROLE "analyst" {PHYS})')
+    duck(f'SELECT 1; ACL ROLE "analyst" {PHYS}')
+    duck(f'WITH x AS (SELECT 1) ACL ROLE "analyst" {PHYS}')
+    f.error(f'/* unterminated ACL ROLE "analyst" {PHYS}', "Parser Error: unterminated /* comment")
 
     f.comment("zero-width and other unicode spaces (DuckDB turns unicode spaces into blanks first)")
-    f.error(f'A\u200bCL ROLE "analyst" {PHYS}', "Parser Error")
+    duck(f'A\u200bCL ROLE "analyst" {PHYS}')
     phys(f'ACL\u200b ROLE "analyst" {PHYS}')
     phys(f'ACL ROLE\u200b "analyst" {PHYS}')
     phys(f'ACL ROLE "analyst"\u200b {PHYS}')
@@ -128,35 +133,37 @@ def prefix_tricks():
     ok(f'\u3000ACL ROLE "analyst" {COUNT}')
     ok(f'ACL ROLE "analyst"\u2028{COUNT}')
     ok(f'ACL ROLE "analyst"\u0085{COUNT}')
-    f.error(f'\u2029ACL ROLE "analyst" {PHYS}', "Parser Error")
+    duck(f'\u2029ACL ROLE "analyst" {PHYS}')
     f.error(f'ACL ROLE "analyst\u200b" {COUNT}', 'acl: role "analyst\u200b" does not exist')
-    f.error(f'ACL ROLE "analyst" SELECT count(*) FROM ord\u00adders', "acl:")
+    parse(f'ACL ROLE "analyst" SELECT count(*) FROM ord\u00adders')
+    f.comment("the soft hyphen inside a quoted name, which our parser reads: a name nobody was granted")
+    f.error(f'ACL ROLE "analyst" SELECT count(*) FROM "ord\u00adders"', 'acl: table "ord\u00adders" does not exist or is not granted')
 
     f.comment("a byte order mark before the prefix")
     ok(f'\ufeffACL ROLE "analyst" {COUNT}')
     phys(f'\ufeffACL ROLE "analyst" {PHYS}')
-    f.error(f'\ufeff\ufeffACL ROLE "clerk" DELETE FROM physdb.main.secret_tbl', "<REGEX>:" + NOLEAK + "acl:")
+    f.error(f'\ufeff\ufeffACL ROLE "clerk" DELETE FROM physdb.main.secret_tbl', "<REGEX>:" + NOLEAK + "acl: a table reference names a catalog")
 
     f.comment("NUL and other control characters")
     f.error(f'ACL ROLE "analyst" \x00 {PHYS}', "<REGEX>:" + NOLEAK + "acl: could not parse the statement")
-    f.error(f'ACL ROLE "analyst" {COUNT}\x00; {PHYS}', "<REGEX>:" + NOLEAK + "acl:")
+    f.error(f'ACL ROLE "analyst" {COUNT}\x00; {PHYS}', "<REGEX>:" + NOLEAK + "acl: could not parse the statement")
     f.error(f'ACL ROLE "analyst"\x00{COUNT}', "acl: could not parse the statement")
-    f.error(f'ACL\x00ROLE "analyst" {PHYS}', "Parser Error")
-    f.error(f'\x00ACL ROLE "analyst" {PHYS}', "Parser Error")
-    f.error(f'ACL ROLE "an\x00alyst" {COUNT}', "acl: role")
-    f.error(f'\x0bACL ROLE "analyst" {PHYS}', "Parser Error")
+    duck(f'ACL\x00ROLE "analyst" {PHYS}')
+    duck(f'\x00ACL ROLE "analyst" {PHYS}')
+    f.error(f'ACL ROLE "an\x00alyst" {COUNT}', r'<REGEX>:acl: role "an\S{1,2}alyst" does not exist')
+    duck(f'\x0bACL ROLE "analyst" {PHYS}')
     f.error(f'ACL ROLE "analyst" {COUNT}\x1a', "acl: could not parse the statement")
 
     f.comment("fullwidth, dotted/dotless and other look-alike letters in the prefix words")
-    f.error(f'\uff21\uff23\uff2c ROLE "analyst" {PHYS}', "Parser Error")
+    duck(f'\uff21\uff23\uff2c ROLE "analyst" {PHYS}')
     f.error(f'ACL \uff32\uff2f\uff2c\uff25 "analyst" {PHYS}', "acl: expected ROLE")
     f.error('ACL ADM\u0130N CREATE ROLE intruder', "acl: expected ROLE")
     f.error('ACL adm\u0131n CREATE ROLE intruder', "acl: expected ROLE")
     f.error(f'ACL R\u00d6LE "analyst" {COUNT}', "acl: expected ROLE")
     f.error(f'ACL ROLE "\uff41nalyst" {COUNT}', 'acl: role "\uff41nalyst" does not exist')
     f.error(f'ACL ROLE "\u0430nalyst" {COUNT}', 'acl: role "\u0430nalyst" does not exist')
-    f.error(f'ACL ROLE \u201canalyst\u201d {COUNT}', "acl: role")
-    f.error(f'ACL ROLE "analy\u017ft" {COUNT}', "acl: role")
+    f.error(f'ACL ROLE \u201canalyst\u201d {COUNT}', 'acl: role "\u201canalyst\u201d" does not exist')
+    f.error(f'ACL ROLE "analy\u017ft" {COUNT}', 'acl: role "analy\u017ft" does not exist')
     f.fixed(
         "role names folded with Unicode lower-casing, unlike DuckDB's ASCII folding: \"CLER\\u212a\" (Kelvin sign) ran as role clerk",
         f'ACL ROLE "CLER\u212a" DELETE FROM orders WHERE id = 1',
@@ -176,20 +183,20 @@ def prefix_tricks():
     f.error(f'ACL ROLE $$analyst$$ {COUNT}', "acl: expected a role name after ACL ROLE")
     f.error(f'ACL ROLE "analyst"."x" {COUNT}', "acl: could not parse the statement")
     f.error(f'ACL ROLE "analyst" "x" {COUNT}', "acl: could not parse the statement")
-    f.error(f'ACL ROLE "ana"lyst" {COUNT}', "acl:")
-    f.error(f'ACL ROLE "analyst {COUNT}', "acl:")
+    f.error(f'ACL ROLE "ana"lyst" {COUNT}', 'acl: role "ana" does not exist')
+    f.error(f'ACL ROLE "analyst {COUNT}', "acl: nothing to run after the ACL prefix")
     f.error(f'ACL ROLE ; {PHYS}', "acl: expected a role name after ACL ROLE")
     phys(f'ACL ROLE analyst; {PHYS}')
     f.error(f'ACL NATIVE {PHYS}', "acl: expected ROLE")
-    f.error(f'ACL ROLE "analyst" ACL NATIVE {PHYS}', "acl:")
-    f.error(f'ACL ROLE "analyst" NATIVE {PHYS}', "acl:")
+    parse(f'ACL ROLE "analyst" ACL NATIVE {PHYS}')
+    parse(f'ACL ROLE "analyst" NATIVE {PHYS}')
     f.error(f'ACL ADMIN {PHYS}', "acl: ACL ADMIN takes only management statements")
     f.error(f'ACL ADMIN; {PHYS}', "acl: ACL ADMIN takes only management statements")
     f.error(f"ACL TOKEN '' {PHYS}", "acl: token rejected")
-    f.error(f"ACL TOKEN 'a.b.c' {PHYS}", "<REGEX>:" + NOLEAK + "acl: token rejected")
+    f.error(f"ACL TOKEN 'a.b.c' {PHYS}", "<REGEX>:" + NOLEAK + "acl: token rejected: malformed")
     f.error(f'ACL ROLE "" {COUNT}', 'acl: role "" does not exist')
-    f.error(f'ACLROLE "analyst" {COUNT}', "Parser Error")
-    f.error(f'ACL_ ROLE "analyst" {COUNT}', "Parser Error")
+    duck(f'ACLROLE "analyst" {COUNT}')
+    duck(f'ACL_ ROLE "analyst" {COUNT}')
 
     f.comment("nothing above ran as anyone: the data and the policy are unchanged")
     f.raw("\nquery I\nSELECT count(*) FROM physdb.main.secret_tbl\n----\n1\n")
@@ -223,19 +230,23 @@ def long_input():
     f.error("ACL ROLE \"analyst\" SELECT " + "(SELECT " * 500 + "1" + ")" * 500, "acl: the statement is nested too deeply")
     f.error("ACL ROLE \"analyst\" SELECT " + "abs(" * 10_000 + "1" + ")" * 10_000, "acl: the statement is nested too deeply")
     f.error("ACL ROLE \"analyst\" SELECT " + "[" * 10_000 + "1" + "]" * 10_000, "acl: the statement is nested too deeply")
-    f.error("ACL ROLE \"analyst\" SELECT " + "NOT " * 10_000 + "true", "acl:")
-    f.error("ACL ROLE \"analyst\" SELECT " + "-" * 10_000 + "1", "acl:")
-    f.error("ACL ROLE \"analyst\" SELECT " + "CASE WHEN true THEN " * 2_000 + "1" + " END" * 2_000, "acl:")
+    f.comment("(a prefix operator or CASE nested past the limit stops our parser with a plain parse error)")
+    f.error("ACL ROLE \"analyst\" SELECT " + "NOT " * 10_000 + "true", "acl: could not parse the statement")
+    f.error("ACL ROLE \"analyst\" SELECT " + "-" * 10_000 + "1", "acl: could not parse the statement")
+    f.error("ACL ROLE \"analyst\" SELECT " + "CASE WHEN true THEN " * 2_000 + "1" + " END" * 2_000,
+            "acl: could not parse the statement")
     f.query("ACL ROLE \"analyst\" SELECT count(*) FROM " + "(SELECT * FROM " * 30 + "orders" + ") t" * 30, "I", ["3"])
 
-    f.comment("long flat chains: the rewrite's output is too deep for DuckDB's parser, refused cleanly")
-    f.error("ACL ROLE \"analyst\" SELECT " + "+".join(["1"] * 50_000), "acl:")
+    f.comment("long flat chains: our parser reads them, but the rewrite's output is deeper than DuckDB's parser\n"
+              "# allows (max_expression_depth, as for the same text unprefixed): refused as nested too deeply,\n"
+              "# not as an internal error")
+    f.error("ACL ROLE \"analyst\" SELECT " + "+".join(["1"] * 50_000), "acl: the statement is nested too deeply")
     f.query("ACL ROLE \"analyst\" SELECT count(*) FROM orders WHERE " + " AND ".join(["id > 0"] * 5_000), "I", ["3"])
 
     f.fixed(
         "a 150 000-term flat expression (1+1+…+1) overflows the stack in the rewrite (recursive walk/print/drop of a left-deep AST): the process dies with SIGSEGV",
         "ACL ROLE \"analyst\" SELECT " + "+".join(["1"] * 150_000),
-        "acl:",
+        "acl: the statement is nested too deeply",
     )
 
     f.comment("long batches")
@@ -244,8 +255,8 @@ def long_input():
     f.query("ACL ROLE \"analyst\" " + ";" * 20_000 + COUNT, "I", ["3"])
 
     f.comment("long names, strings and comments")
-    f.error("ACL ROLE \"analyst\" SELECT * FROM \"" + "x" * 20_000 + "\"", "acl: table")
-    f.error("ACL ROLE \"" + "r" * 20_000 + "\" SELECT 1", "acl: role")
+    f.error("ACL ROLE \"analyst\" SELECT * FROM \"" + "x" * 20_000 + "\"", '<REGEX>:acl: table "x{20000}" does not exist or is not granted')
+    f.error("ACL ROLE \"" + "r" * 20_000 + "\" SELECT 1", '<REGEX>:acl: role "r{20000}" does not exist')
     f.query("ACL ROLE \"analyst\" SELECT length('" + "x" * 100_000 + "')", "I", ["100000"])
     f.query("ACL ROLE \"analyst\" /*" + "x" * 100_000 + "*/ " + COUNT, "I", ["3"])
     f.query("ACL ROLE \"analyst\" SELECT count(*) FROM orders WHERE " + " OR ".join(f"id = {i}" for i in range(2_000)), "I", ["3"])
