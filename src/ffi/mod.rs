@@ -3,6 +3,7 @@
 mod functions;
 mod host;
 mod meta;
+mod view_guard;
 
 use crate::error::AclError;
 use crate::prefix::{self, Token, TokenKind};
@@ -203,6 +204,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
                     names: out.names.clone(),
                     checks: out.checks.clone(),
                     version: out.version,
+                    expires: out.expires,
                     reuse: None,
                 },
                 parsed: Default::default(),
@@ -227,6 +229,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.names = AclBuf::from(o.names);
             out.n_statements = o.statements as u64;
             out.version = o.version;
+            out.expires = o.expires;
             let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
@@ -291,6 +294,7 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
             out.names = AclBuf::from(entry.output.names.clone());
             out.n_statements = entry.output.statements as u64;
             out.version = entry.output.version;
+            out.expires = entry.output.expires;
             let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence, entry: Some(entry) };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN

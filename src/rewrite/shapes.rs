@@ -107,6 +107,8 @@ pub struct ShapeEntry {
     statements: usize,
     names: String,
     checks: Vec<Option<Arc<super::Allowed>>>,
+    /// `Output::expires` (the shape's key holds the token, so it is the same token's `exp`).
+    expires: i64,
 }
 
 #[derive(Default)]
@@ -156,6 +158,7 @@ impl ShapeCache {
             names: entry.names.clone(),
             checks: entry.checks.clone(),
             version: entry.version,
+            expires: entry.expires,
             reuse: Some(Reuse { token: entry.token.clone(), who: entry.who.clone() }),
         })
     }
@@ -195,6 +198,7 @@ impl ShapeCache {
             statements: actual.statements,
             names: actual.names.clone(),
             checks: actual.checks.clone(),
+            expires: actual.expires,
         };
         self.entries.insert(shape.key.clone(), Arc::new(entry));
     }
