@@ -160,5 +160,32 @@ def transaction_control_is_not_versioned(con):
     assert con.execute("SELECT count(*) FROM phys.main.orders WHERE id = 7").fetchone() == (7 // 7,)
 
 
+EXPIRED = "acl: the token this statement was prepared under has expired; prepare it again"
+
+
+@test
+def a_tag_is_judged_whole_when_its_text_comes_back(con):
+    # A kept statement's text carries what its decision depended on (the policy version and, under
+    # ACL TOKEN, the token's exp; test_tokens.py mints real ones). A client re-parses that text
+    # (a relation): a tag whose expiry passed, or that cannot be read, refuses the statement.
+    con = con.cursor()
+    text = con.sql('ACL ROLE "analyst" SELECT count(*) FROM orders').sql_query()
+    assert text.startswith("/* acl:policy-version=") and "expires=" not in text, text  # a role has no exp
+    head, body = text.split(" */ ", 1)
+
+    def refused(sql, expected):
+        try:
+            con.execute(sql).fetchall()
+        except duckdb.Error as e:
+            assert expected in str(e), str(e)
+        else:
+            raise AssertionError(f"ran: {sql[:80]}")
+
+    refused(f"{head} expires={int(time.time()) - 3600} */ {body}", EXPIRED)
+    assert con.execute(f"{head} expires={int(time.time()) + 3600} */ {body}").fetchall() == [(3,)]
+    for junk in ("expires=soon", "expires=", "expires=1 2", "expires=99999999999999999999"):
+        refused(f"{head} {junk} */ {body}", STALE)
+
+
 if __name__ == "__main__":
     harness.main(setup)
