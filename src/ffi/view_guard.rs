@@ -94,13 +94,14 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
         sys::duckdb_destroy_logical_type(&mut boolean);
         sys::duckdb_bind_set_cardinality(info, 1, true);
         let malformed = || "acl: internal error: a malformed view guard".to_string();
-        let args = GuardArgs {
-            name: text_param(info, 0).ok_or_else(malformed)?,
-            definer: text_param(info, 1).ok_or_else(malformed)?,
-            body: text_param(info, 2).ok_or_else(malformed)?,
-            persistent: bool_param(info, 3).ok_or_else(malformed)?,
-            digest: text_param(info, 4).ok_or_else(malformed)?,
-        };
+        let args = GuardArgs::decode(
+            &text_param(info, 0).ok_or_else(malformed)?,
+            &text_param(info, 1).ok_or_else(malformed)?,
+            &text_param(info, 2).ok_or_else(malformed)?,
+            bool_param(info, 3).ok_or_else(malformed)?,
+            &text_param(info, 4).ok_or_else(malformed)?,
+        )
+        .map_err(|e| e.to_string())?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_err(|_| "acl: internal error: the system clock is before 1970".to_string())?

@@ -142,11 +142,14 @@ pub(super) fn create_view(view: &View<'_>, cv: &mut CreateView) -> Result<Placed
     place_create(view, &cv.name, &mut cv.temporary, cv.or_replace)
 }
 
-/// Is the view being created temporary (`CREATE TEMP VIEW`, or a name in `temp`)? Refuses the
-/// forms that are not supported first, before anything is done with the body.
-pub(super) fn view_is_temporary(cv: &CreateView) -> Result<bool> {
+/// Is the view being created temporary (`CREATE TEMP VIEW`, or a name in `temp`)? Refuses an
+/// unsupported form or a place the principal may not create in before the body is judged (the
+/// name is placed for good by `relations`).
+pub(super) fn view_is_temporary(view: &View<'_>, cv: &CreateView) -> Result<bool> {
     check_view_form(cv)?;
-    Ok(cv.temporary || names_temp(&parts(&cv.name)?))
+    let mut temporary = cv.temporary;
+    place_create(view, &cv.name, &mut temporary, cv.or_replace)?;
+    Ok(temporary)
 }
 
 fn check_view_form(cv: &CreateView) -> Result<()> {

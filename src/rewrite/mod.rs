@@ -329,7 +329,7 @@ fn statement_with_names(
     let mut decision = Decision::default();
     if let Statement::CreateView(cv) = &mut stmt {
         // The body is judged on its own and stands behind the view guard (`views`).
-        let temporary = ddl::view_is_temporary(cv)?;
+        let temporary = ddl::view_is_temporary(view, cv)?;
         views::prepare(view, fns, cv, temporary, &mut decision, faults)?;
     }
     rules(view, fns, &mut stmt, &mut decision, faults, false)?;

@@ -60,13 +60,12 @@ fn guard_args(sql: &str) -> GuardArgs {
         other => panic!("not a string: {other:?}"),
     };
     match f.0.as_slice() {
-        [name, definer, body, Value::Boolean(persistent), digest] => GuardArgs {
-            name: text(name),
-            definer: text(definer),
-            body: text(body),
-            persistent: *persistent,
-            digest: text(digest),
-        },
+        [name, definer, body, Value::Boolean(persistent), digest] => {
+            for v in [name, definer, body, digest] {
+                assert!(text(v).bytes().all(|b| b.is_ascii_hexdigit()), "a guard argument is not hex: {v:?}");
+            }
+            GuardArgs::decode(&text(name), &text(definer), &text(body), *persistent, &text(digest)).unwrap()
+        }
         other => panic!("no guard in {sql}: {other:?}"),
     }
 }
@@ -83,19 +82,31 @@ fn the_body_stands_behind_the_guard() {
     let r = Principal::role("r");
     let (out, args) = create(&p, &r, None, "CREATE TEMP VIEW v AS SELECT name FROM people WHERE id > 1");
     let prefix = View::new(&p, &r).unwrap().temp_prefix().to_string();
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let definer = r#"{"claims":{},"exp":null,"label":"role \"r\"","roles":["r"]}"#;
+    let body = "SELECT name FROM people WHERE id > 1";
     let expected = format!(
-        r#"CREATE TEMPORARY VIEW "temp"."main"."{prefix}v" AS SELECT "__acl_q".* FROM (SELECT name FROM (SELECT * FROM "hrdb"."main"."people" AS "__acl_l0" WHERE org = 'acme') AS "people" WHERE id > 1) AS "__acl_q", "system"."main"."acl_view_guard"('v', '{{"claims":{{}},"exp":null,"label":"role \"r\"","roles":["r"]}}', 'SELECT name FROM people WHERE id > 1', false, '{}') AS "__acl_g""#,
+        r#"CREATE TEMPORARY VIEW "temp"."main"."{prefix}v" AS SELECT "__acl_q".* FROM "system"."main"."acl_view_guard"('{}', '{}', '{}', false, '{}') AS "__acl_g", (SELECT name FROM (SELECT CASE WHEN org = 'acme' THEN COLUMNS(*) END FROM "hrdb"."main"."people" AS "__acl_l0" WHERE org = 'acme') AS "people" WHERE id > 1) AS "__acl_q""#,
+        hex("v"),
+        hex(definer),
+        hex(body),
         args.digest
     );
     assert_eq!(out, expected);
+    assert_eq!((args.name.as_str(), args.definer.as_str(), args.body.as_str()), ("v", definer, body));
     assert_eq!(args.digest.len(), 64);
     // a view that outlives the connection says so (its body may not read a temporary table)
     let (_, args) = create(&p, &r, None, "CREATE VIEW hr.lake.w AS SELECT 1 AS one");
     assert!(args.persistent && args.name == "hr.lake.w", "{args:?}");
-    // quotes in the body survive the literal
-    let (_, args) = create(&p, &r, None, "CREATE TEMP VIEW q AS SELECT 'it''s' AS x");
-    assert_eq!(args.body, "SELECT 'it''s' AS x");
+    // quotes and backslashes in the body, the name or a claim never reach a literal as such
+    let (_, args) = create(&p, &r, None, r#"CREATE TEMP VIEW "q'\" AS SELECT 'it''s' AS x, '\' AS y"#);
+    assert_eq!(args.body, r#"SELECT 'it''s' AS x, '\' AS y"#);
     judge(&p, &args).unwrap();
+    let mut t = Principal { roles: vec!["r".into()], label: "token of \"a'\\\"".into(), claims: Default::default() };
+    t.claims.insert("org".into(), Some("x\\'); DROP TABLE t; --".into()));
+    let (_, args) = create(&p, &t, Some(NOW + 10), "CREATE TEMP VIEW v AS SELECT * FROM people");
+    judge(&p, &args).unwrap();
+    assert_eq!(super::views::definer_from_arg(&args.definer).unwrap(), (t.clone(), Some(NOW + 10)));
 }
 
 #[test]

@@ -5,9 +5,14 @@
 //! So the view stores its body rewritten *and* a guard next to it:
 //!
 //! ```sql
-//! CREATE VIEW … AS SELECT "__acl_q".* FROM (<rewritten body>) AS "__acl_q",
-//!     "system"."main"."acl_view_guard"('<name>', '<definer>', '<body>', <persistent>, '<digest>') AS "__acl_g"
+//! CREATE VIEW … AS SELECT "__acl_q".*
+//!     FROM "system"."main"."acl_view_guard"('<name>', '<definer>', '<body>', <persistent>, '<digest>') AS "__acl_g",
+//!          (<rewritten body>) AS "__acl_q"
 //! ```
+//!
+//! The texts travel hex-encoded: a literal of `[0-9a-f]` reads the same to every parser, whatever
+//! the principal wrote. The guard stands before the body, so nothing the body's text does to the
+//! rest of its line can take the guard out of the view.
 //!
 //! `acl_view_guard` (src/ffi/view_guard.rs) is a table function whose *bind* runs whenever DuckDB
 //! binds the view — at creation and at every use, by any principal or by the gateway itself —
@@ -21,7 +26,7 @@ use super::{Decision, FnGate};
 use crate::authz::{Principal, View};
 use crate::error::{AclError, Result};
 use crate::policy::Policy;
-use sqlparser::ast::{CreateView, Ident, ObjectName, Statement};
+use sqlparser::ast::{CreateView, Ident, ObjectName, Query, SetExpr, Statement, TableFactor};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 
@@ -30,7 +35,8 @@ pub const GUARD_FN: [&str; 3] = ["system", "main", "acl_view_guard"];
 const QUERY_ALIAS: &str = "__acl_q";
 const GUARD_ALIAS: &str = "__acl_g";
 
-/// What the guard's arguments say (the rewrite wrote them; a principal cannot call the guard).
+/// What the guard's arguments say, decoded (the rewrite wrote them; a principal cannot call the
+/// guard).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuardArgs {
     /// The view's name as the principal wrote it (for messages).
@@ -63,28 +69,41 @@ pub(super) fn prepare(
         persistent: !temporary,
         digest: String::new(),
     };
-    let (sql, body) = rewrite_body(view, fns, &args.body, args.persistent, faults)?;
+    let (query, sql, body) = rewrite_body(view, fns, &args.body, args.persistent, faults)?;
     let args = GuardArgs { digest: digest(&sql), ..args };
     let q = |s: &str| super::relations::quoted_sql(s);
-    let wrapper = format!(
-        "SELECT {qa}.* FROM ({sql}) AS {qa}, {guard}({name}, {definer}, {text}, {persistent}, {digest}) AS {ga}",
+    let template = format!(
+        "SELECT {qa}.* FROM {guard}('{name}', '{definer}', '{text}', {persistent}, '{digest}') AS {ga}, (SELECT 1) AS {qa}",
         qa = q(QUERY_ALIAS),
         ga = q(GUARD_ALIAS),
         guard = GUARD_FN.map(q).join("."),
-        name = literal(&args.name),
-        definer = literal(&args.definer),
-        text = literal(&args.body),
+        name = hex(&args.name),
+        definer = hex(&args.definer),
+        text = hex(&args.body),
         persistent = args.persistent,
-        digest = literal(&args.digest),
+        digest = args.digest,
     );
-    let query = Parser::new(&DuckDbDialect {})
-        .with_recursion_limit(super::RECURSION_LIMIT)
-        .try_with_sql(&wrapper)
+    let mut wrapper = Parser::new(&DuckDbDialect {})
+        .try_with_sql(&template)
         .and_then(|mut p| p.parse_query())
-        .map_err(|_| AclError::internal("a view's guarded body did not parse"))?;
-    *cv.query = *query;
-    decision.trusted.push(&*cv.query as *const sqlparser::ast::Query as usize);
-    // Addresses in `body.trusted` point into the body's own tree, which is gone: never merged.
+        .map_err(|_| AclError::internal("a view's guard did not parse"))?;
+    // The body's own tree goes in place of the placeholder: it is printed once, from the tree the
+    // digest was taken of, never parsed again from its text.
+    let placeholder = match wrapper.body.as_mut() {
+        SetExpr::Select(select) => match select.from.as_mut_slice() {
+            [_, second] => match &mut second.relation {
+                TableFactor::Derived { subquery, .. } => Some(subquery),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    *placeholder.ok_or_else(|| AclError::internal("a view's guard has an unexpected shape"))? = query;
+    *cv.query = *wrapper;
+    decision.trusted.push(&*cv.query as *const Query as usize);
+    // The whole wrapper is trusted, so `body.trusted` is not needed; every other field joins the
+    // decision (destructured, so a new field of `Decision` must be decided here).
     let Decision { physical, ctes, trusted: _, table_functions, functions, trusted_tables, names, catalogs } = body;
     decision.physical.extend(physical);
     decision.ctes.extend(ctes);
@@ -97,23 +116,27 @@ pub(super) fn prepare(
     Ok(())
 }
 
-/// A view's body rewritten as a query on its own under `view`: the text it stores behind the
-/// guard, and the decision. Creation and the guard both come here, so the same policy gives
-/// the same text.
+/// A view's body rewritten as a query on its own under `view`: the tree it stores behind the
+/// guard, its text and the decision. Creation and the guard both come here, so the same policy
+/// gives the same text.
 fn rewrite_body(
     view: &View<'_>,
     fns: &FnGate<'_>,
     body: &str,
     persistent: bool,
     faults: crate::faults::Faults,
-) -> Result<(String, Decision)> {
+) -> Result<(Box<Query>, String, Decision)> {
     let mut stmt = super::parse_one(body)?;
     if !matches!(stmt, Statement::Query(_)) {
         return Err(AclError::refused("a view's body must be a query"));
     }
     let mut decision = Decision::default();
     super::rules(view, fns, &mut stmt, &mut decision, faults, persistent)?;
-    Ok((stmt.to_string(), decision))
+    let sql = stmt.to_string();
+    match stmt {
+        Statement::Query(q) => Ok((q, sql, decision)),
+        _ => Err(AclError::internal("a view's body stopped being a query")),
+    }
 }
 
 /// The guard's judgement when DuckDB binds the view: `Ok` when the definer's rights under
@@ -142,7 +165,7 @@ pub fn guard(
     let rewritten = cache.get_or(policy.version, &who, &key, || {
         let view = View::new(policy, &principal)?.with_slice_cache(&cache.slices, &who).with_expiry(expires);
         let fns = FnGate::new(policy, &principal);
-        let (sql, _) = rewrite_body(&view, &fns, &args.body, args.persistent, Default::default())?;
+        let (_, sql, _) = rewrite_body(&view, &fns, &args.body, args.persistent, Default::default())?;
         Ok(super::Cached { sql, names: Vec::new(), allowed: Default::default() })
     });
     match rewritten {
@@ -197,7 +220,33 @@ fn digest(sql: &str) -> String {
     out
 }
 
-/// A SQL string literal.
-fn literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+fn hex(s: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(2 * s.len());
+    for b in s.bytes() {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+fn unhex(s: &str) -> Option<String> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    let bytes = (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
+}
+
+impl GuardArgs {
+    /// The guard's parameters as the view passes them (`name`, `definer` and `body` hex-encoded).
+    pub fn decode(name: &str, definer: &str, body: &str, persistent: bool, digest: &str) -> Result<GuardArgs> {
+        let bad = || AclError::internal("a malformed view guard argument");
+        Ok(GuardArgs {
+            name: unhex(name).ok_or_else(bad)?,
+            definer: unhex(definer).ok_or_else(bad)?,
+            body: unhex(body).ok_or_else(bad)?,
+            persistent,
+            digest: digest.to_string(),
+        })
+    }
 }
