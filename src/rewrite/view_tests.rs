@@ -3,8 +3,6 @@
 use super::{statement, view_guard, FnGate, GuardArgs, RewriteCache};
 use crate::authz::{Principal, View};
 use crate::policy::{Caps, Catalog, CatalogGrant, Column, PhysName, Policy, Relation, RelationKind, Role, Slice, VirtualSchema};
-use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, TableFactor, Value, Visit, Visitor};
-use std::ops::ControlFlow;
 
 const NOW: i64 = 1_700_000_000;
 
@@ -35,36 +33,21 @@ fn create(p: &Policy, principal: &Principal, exp: Option<i64>, sql: &str) -> (St
     (out.clone(), guard_args(&out))
 }
 
+/// The guard's arguments, read from the text (hex literals: no quote inside them can mislead).
 fn guard_args(sql: &str) -> GuardArgs {
-    struct Find(Vec<Value>);
-    impl Visitor for Find {
-        type Break = ();
-        fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
-            if let TableFactor::Table { name, args: Some(args), .. } = tf {
-                if name.to_string() == r#""system"."main"."acl_view_guard""# {
-                    for a in &args.args {
-                        if let FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v))) = a {
-                            self.0.push(v.value.clone());
-                        }
-                    }
-                }
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let stmt = super::parse_one(sql).unwrap();
-    let mut f = Find(Vec::new());
-    let _ = stmt.visit(&mut f);
-    let text = |v: &Value| match v {
-        Value::SingleQuotedString(s) => s.clone(),
-        other => panic!("not a string: {other:?}"),
+    let call = r#""system"."main"."acl_view_guard"("#;
+    assert_eq!(sql.matches(call).count(), 1, "not exactly one guard in {sql}");
+    let start = sql.find(call).unwrap() + call.len();
+    let end = start + sql[start..].find(')').unwrap();
+    let args: Vec<&str> = sql[start..end].split(", ").collect();
+    let text = |a: &str| {
+        let t = a.strip_prefix('\'').and_then(|a| a.strip_suffix('\'')).unwrap_or_else(|| panic!("not a literal: {a}"));
+        assert!(t.bytes().all(|b| b.is_ascii_hexdigit()), "a guard argument is not hex: {a}");
+        t.to_string()
     };
-    match f.0.as_slice() {
-        [name, definer, body, Value::Boolean(persistent), digest] => {
-            for v in [name, definer, body, digest] {
-                assert!(text(v).bytes().all(|b| b.is_ascii_hexdigit()), "a guard argument is not hex: {v:?}");
-            }
-            GuardArgs::decode(&text(name), &text(definer), &text(body), *persistent, &text(digest)).unwrap()
+    match args.as_slice() {
+        [name, definer, body, persistent, digest] => {
+            GuardArgs::decode(&text(name), &text(definer), &text(body), *persistent == "true", &text(digest)).unwrap()
         }
         other => panic!("no guard in {sql}: {other:?}"),
     }
