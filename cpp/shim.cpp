@@ -136,6 +136,17 @@ public:
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
+	// A statement DuckDB prepares from a parse the client kept (it executes a Statement object it
+	// got from extract_statements) reaches neither the parser hook nor a rebind: its tag is judged
+	// here. DuckDB calls this only while CanRequestRebind(), i.e. while a query of ours is active.
+	RebindQueryInfo OnFinalizePrepare(ClientContext &context, PreparedStatementData &,
+	                                  PreparedStatementMode) override {
+		Tag tag;
+		if (Tagged(context.GetCurrentQuery(), tag)) {
+			CheckTag(tag, state, UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW));
+		}
+		return RebindQueryInfo::DO_NOT_REBIND;
+	}
 	void Remember(const vector<unique_ptr<SQLStatement>> &statements, const string &names) {
 		lock_guard<mutex> guard(lock);
 		if (by_query.size() > MAX_REMEMBERED) {

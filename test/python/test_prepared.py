@@ -150,6 +150,22 @@ def a_relation_kept_across_a_revoke_is_refused(con):
 
 
 @test
+def a_statement_object_kept_across_a_revoke_is_refused(con):
+    # Attack: "I keep the parsed Statement my client got before the revoke and execute it later":
+    # DuckDB prepares it without the parser hook and without a rebind.
+    con = con.cursor()
+    kept = con.extract_statements('ACL ROLE "analyst" SELECT count(*) FROM orders WHERE id > ?')[0]
+    assert con.execute(kept, [0]).fetchall() == [(3,)]
+    con.execute("ACL ADMIN REVOKE CATALOG sales FROM ROLE analyst").fetchall()
+    try:
+        con.execute(kept, [0]).fetchall()
+    except duckdb.Error as e:
+        assert STALE in str(e) and "phys" not in str(e), str(e)
+    else:
+        raise AssertionError("a kept Statement object ran under its old decision after a revoke")
+
+
+@test
 def transaction_control_is_not_versioned(con):
     # BEGIN/COMMIT name nothing and depend on no policy: a change in between never strands a
     # transaction.

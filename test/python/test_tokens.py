@@ -371,14 +371,17 @@ def kept_statements_and_views_do_not_outlive_the_token(con):
     con.execute(q).fetchall()
     hit = con.sql(q)  # a relation from a batch-cache hit (the batch and DuckDB's parse of it kept)
     assert hit.fetchall() == [(3,)]
+    parsed = con.extract_statements(q)[0]  # a parse the client keeps and executes (prepared anew)
+    assert con.execute(parsed).fetchall() == [(3,)]
     con.execute(f"ACL TOKEN {sql_str(token)} CREATE TEMP VIEW v AS SELECT id FROM orders").fetchall()
     assert rows(con, token, "SELECT count(*) FROM v") == [(3,)]
     wait_past(exp)
     # inside acl_jwt_clock_skew (default 60 s) they still run, as the token itself still would
-    assert kept.fetchall() == [(3,)] and hit.fetchall() == [(3,)]
+    assert kept.fetchall() == [(3,)] and hit.fetchall() == [(3,)] and con.execute(parsed).fetchall() == [(3,)]
     con.execute("SET acl_jwt_clock_skew = 0").fetchall()
     refused_with(kept.fetchall, EXPIRED)
     refused_with(hit.fetchall, EXPIRED)
+    refused_with(lambda: con.execute(parsed).fetchall(), EXPIRED)
     refused_with(lambda: count(con, token), "acl: token rejected: expired")
     # a new token of the same principal names the same temporary view; the view is refused
     fresh = mint("ES256")
