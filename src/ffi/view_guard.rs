@@ -15,6 +15,8 @@ use std::sync::Arc;
 const NAME: &str = "acl_view_guard";
 
 pub(super) unsafe fn register(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
+    // SAFETY: `con` is the registration connection (functions.rs); every handle created here is
+    // destroyed here, and `extra` is owned by the function from then on (freed by `drop_box`).
     unsafe {
         let mut tf = sys::duckdb_create_table_function();
         let name = CString::new(NAME).expect("static name");
@@ -43,6 +45,8 @@ pub(super) unsafe fn register(con: sys::duckdb_connection, state: Arc<State>) ->
 
 /// Parameter `i` as text (`None`: NULL).
 unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
+    // SAFETY: `info` is the bind info DuckDB handed `guard_bind`; the value and the string it
+    // yields are ours to destroy/free, and are, after being copied.
     unsafe {
         let mut value = sys::duckdb_bind_get_parameter(info, i);
         let text = if value.is_null() || sys::duckdb_is_null_value(value) { std::ptr::null_mut() } else { sys::duckdb_get_varchar(value) };
@@ -56,6 +60,7 @@ unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
 }
 
 unsafe fn bool_param(info: sys::duckdb_bind_info, i: u64) -> Option<bool> {
+    // SAFETY: as in `text_param`.
     unsafe {
         let mut value = sys::duckdb_bind_get_parameter(info, i);
         let out = (!value.is_null() && !sys::duckdb_is_null_value(value)).then(|| sys::duckdb_get_bool(value));
@@ -66,6 +71,8 @@ unsafe fn bool_param(info: sys::duckdb_bind_info, i: u64) -> Option<bool> {
 
 /// `acl_jwt_clock_skew` in the caller's context; 0 (the strictest) when it cannot be read.
 unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
+    // SAFETY: `info` is the live bind info; the context and the value are destroyed after use. An
+    // API table without the function panics in the wrapper, which is caught (skew 0).
     let read = catch_unwind(AssertUnwindSafe(|| unsafe {
         let mut ctx: sys::duckdb_client_context = std::ptr::null_mut();
         sys::duckdb_table_function_get_client_context(info, &mut ctx);
@@ -86,6 +93,7 @@ unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
 }
 
 unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
+    // SAFETY: `info` is the live bind info; its extra info is the `Arc<State>` `register` set.
     unsafe {
         let state = &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>);
         let mut boolean = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
@@ -112,21 +120,26 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
 }
 
 unsafe extern "C" fn guard_bind(info: sys::duckdb_bind_info) {
+    // SAFETY: DuckDB calls this with a live bind info.
     let msg = match catch_unwind(AssertUnwindSafe(|| unsafe { bind(info) })) {
         Ok(Ok(())) => return,
         Ok(Err(e)) => e,
         Err(_) => "acl: internal error in the view guard; the view was refused".to_string(),
     };
     let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: DuckDB copies the message before `msg` drops.
     unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
 }
 
 unsafe extern "C" fn guard_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicBool::new(false))) as *mut c_void;
+    // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
     unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::functions::drop_box::<AtomicBool>)) };
 }
 
 unsafe extern "C" fn guard_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
+    // SAFETY: the init data is the `AtomicBool` of `guard_init`; the output chunk has one BOOLEAN
+    // column with room for a vector of rows.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
         let done = &*(sys::duckdb_function_get_init_data(info) as *const AtomicBool);
         if done.swap(true, Ordering::SeqCst) {
@@ -140,6 +153,7 @@ unsafe extern "C" fn guard_function(info: sys::duckdb_function_info, output: sys
     }));
     if r.is_err() {
         let msg = CString::new("acl: internal error in the view guard").expect("static");
+        // SAFETY: DuckDB copies the message.
         unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
     }
 }
