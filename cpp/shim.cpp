@@ -82,11 +82,11 @@ bool Tagged(const string &query, Tag &tag) {
 	auto fields = query.substr(n, close - n);
 	auto at = fields.find(EXPIRES_TAG);
 	auto digits = [](const string &s) {
-		return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789-") == string::npos;
+		return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == string::npos;
 	};
 	auto version = fields.substr(0, at);
 	auto expires = at == string::npos ? string("0") : fields.substr(at + strlen(EXPIRES_TAG));
-	if (!digits(version) || !digits(expires)) {
+	if (!digits(version) || !(digits(expires) || (expires[0] == '-' && digits(expires.substr(1))))) {
 		return true;
 	}
 	try {
