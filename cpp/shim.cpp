@@ -137,12 +137,19 @@ public:
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
 	// A statement DuckDB prepares from a parse the client kept (it executes a Statement object it
-	// got from extract_statements) reaches neither the parser hook nor a rebind: its tag is judged
-	// here. DuckDB calls this only while CanRequestRebind(), i.e. while a query of ours is active.
+	// got from extract_statements) reaches neither the parser hook nor a rebind: its tag, read when
+	// the query began, is judged here. DuckDB calls this only while CanRequestRebind(), i.e. while
+	// a query of ours runs.
 	RebindQueryInfo OnFinalizePrepare(ClientContext &context, PreparedStatementData &,
 	                                  PreparedStatementMode) override {
 		Tag tag;
-		if (Tagged(context.GetCurrentQuery(), tag)) {
+		bool tagged;
+		{
+			lock_guard<mutex> guard(lock);
+			tag = current_tag;
+			tagged = current_tagged;
+		}
+		if (tagged) {
 			CheckTag(tag, state, UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW));
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
@@ -163,9 +170,14 @@ public:
 		return !current.empty();
 	}
 	void QueryBegin(ClientContext &context) override {
-		auto names = Lookup(context.GetCurrentQuery());
+		auto &query = context.GetCurrentQuery();
+		auto names = Lookup(query);
+		Tag tag {0, 0};
+		auto tagged = Tagged(query, tag);
 		lock_guard<mutex> guard(lock);
 		current = std::move(names);
+		current_tag = tag;
+		current_tagged = tagged;
 	}
 	RebindQueryInfo OnPlanningError(ClientContext &, SQLStatement &statement, ErrorData &error) override {
 		auto names = Lookup(statement.query);
@@ -180,6 +192,7 @@ public:
 			lock_guard<mutex> guard(lock);
 			names = std::move(current);
 			current.clear();
+			current_tagged = false;
 		}
 		if (error && error->HasError() && !names.empty()) {
 			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
@@ -206,6 +219,9 @@ private:
 	mutex lock;
 	unordered_map<string, string> by_query;
 	string current;
+	// The version tag of the query running now, if it has one (for OnFinalizePrepare).
+	Tag current_tag {0, 0};
+	bool current_tagged = false;
 };
 
 // DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
