@@ -3,6 +3,7 @@
 // (a returned error would be swallowed in fallback mode).
 #include "acl_shim.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <cstdlib>
@@ -44,30 +45,76 @@ struct OutGuard {
 	}
 };
 
-// The policy version a statement was decided under travels in its query text (statement->query,
-// which DuckDB copies into a prepared statement), so an execution can tell it is stale.
+// What a statement was decided under travels in its query text (statement->query, which DuckDB
+// copies into a prepared statement), so an execution can tell it no longer holds: the policy
+// version, and the `exp` of the token it was decided under (`/* acl:policy-version=N expires=E */`,
+// E in unix seconds, absent when there is no token).
 const char *const VERSION_TAG = "/* acl:policy-version=";
+const char *const EXPIRES_TAG = " expires=";
 const char *const STALE = "acl: the policy changed since this statement was prepared; prepare it again";
+const char *const EXPIRED = "acl: the token this statement was prepared under has expired; prepare it again";
 
-string VersionTag(uint64_t version) {
-	return string(VERSION_TAG) + std::to_string(version) + " */ ";
+struct Tag {
+	uint64_t version;
+	int64_t expires; // 0: none
+};
+
+string VersionTag(uint64_t version, int64_t expires) {
+	auto tag = string(VERSION_TAG) + std::to_string(version);
+	if (expires != 0) {
+		tag += EXPIRES_TAG + std::to_string(expires);
+	}
+	return tag + " */ ";
 }
 
-bool TaggedVersion(const string &query, uint64_t &version) {
+// Reads the tag at the start of `query`; false when there is none. A tag it cannot read is
+// stale (a version that never matches).
+bool Tagged(const string &query, Tag &tag) {
 	auto n = strlen(VERSION_TAG);
 	if (query.compare(0, n, VERSION_TAG) != 0) {
 		return false;
 	}
-	auto end = query.find(' ', n);
-	if (end == string::npos) {
+	auto close = query.find(" */", n);
+	if (close == string::npos) {
 		return false;
 	}
+	tag = Tag {UINT64_MAX, 0};
+	auto fields = query.substr(n, close - n);
+	auto at = fields.find(EXPIRES_TAG);
+	auto digits = [](const string &s) {
+		return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == string::npos;
+	};
+	auto version = fields.substr(0, at);
+	auto expires = at == string::npos ? string("0") : fields.substr(at + strlen(EXPIRES_TAG));
+	if (!digits(version) || !(digits(expires) || (expires[0] == '-' && digits(expires.substr(1))))) {
+		return true;
+	}
 	try {
-		version = std::stoull(query.substr(n, end - n));
+		tag.version = std::stoull(version);
+		tag.expires = std::stoll(expires);
 	} catch (std::exception &) {
-		version = UINT64_MAX; // unreadable: never equal to the current version
+		tag = Tag {UINT64_MAX, 0};
 	}
 	return true;
+}
+
+uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);
+
+int64_t NowUnix() {
+	return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+	    .count();
+}
+
+// A tagged statement runs only under the policy version it was decided with and, when it was
+// decided under a token, until the token's exp (with `acl_jwt_clock_skew`, as the token cache).
+void CheckTag(const Tag &tag, void *state, uint64_t clock_skew) {
+	if (tag.version != acl_rs_policy_version(state)) {
+		throw PermissionException(STALE);
+	}
+	auto skew = clock_skew > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(clock_skew);
+	if (tag.expires != 0 && (tag.expires > INT64_MAX - skew ? INT64_MAX : tag.expires + skew) < NowUnix()) {
+		throw PermissionException(EXPIRED);
+	}
 }
 
 // Per connection: the names each statement we produced was decided with, so DuckDB's own errors
@@ -125,12 +172,12 @@ public:
 	// A prepared statement we produced runs only under the policy it was decided with: a grant or
 	// revoke since then refuses it (PostgreSQL re-plans; we ask the client to prepare it again,
 	// which decides it anew).
-	RebindQueryInfo OnRebindPreparedStatement(ClientContext &, BindPreparedStatementCallbackInfo &info,
+	RebindQueryInfo OnRebindPreparedStatement(ClientContext &context, BindPreparedStatementCallbackInfo &info,
 	                                          RebindQueryInfo) override {
 		auto &unbound = info.prepared_statement.unbound_statement;
-		uint64_t version;
-		if (unbound && TaggedVersion(unbound->query, version) && version != acl_rs_policy_version(state)) {
-			throw PermissionException(STALE);
+		Tag tag;
+		if (unbound && Tagged(unbound->query, tag)) {
+			CheckTag(tag, state, UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW));
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
@@ -149,26 +196,44 @@ public:
 		// found when the query began is thrown from OnFinalizePrepare/OnPlanningError, where
 		// DuckDB ends the query cleanly (a throw from QueryBegin would leave it half begun).
 		lock_guard<mutex> guard(lock);
-		return !current.empty() || !refusal.empty();
+		return !current.empty() || !refusal.empty() || current_tagged;
 	}
 	void QueryBegin(ClientContext &context) override {
 		auto &query = context.GetCurrentQuery();
 		auto names = Lookup(query);
 		// Every execution passes here, however the statement got here (parsed now, prepared
-		// before, extracted and run later): who it runs as is in its text.
+		// before, extracted and run later): who it runs as and what it was decided under are in
+		// its text.
 		string who;
 		TxnKind kind = TXN_OTHER;
 		TaggedPrincipal(query, who, kind);
+		Tag tag {0, 0};
+		auto tagged = Tagged(query, tag);
 		TxnState now(context);
 		lock_guard<mutex> guard(lock);
 		current = std::move(names);
+		current_tag = tag;
+		current_tagged = tagged;
 		running = who;
 		began = true;
 		began_in_transaction = now.open;
 		refusal = owner.Refusal(now, who, kind);
 	}
-	RebindQueryInfo OnFinalizePrepare(ClientContext &, PreparedStatementData &, PreparedStatementMode) override {
+	// A statement DuckDB prepares from a parse the client kept (it executes a Statement object it
+	// got from extract_statements) reaches neither the parser hook nor a rebind: its tag, read when
+	// the query began, is judged here. DuckDB calls this only while CanRequestRebind().
+	RebindQueryInfo OnFinalizePrepare(ClientContext &context, PreparedStatementData &, PreparedStatementMode) override {
 		ThrowRefusal();
+		Tag tag;
+		bool tagged;
+		{
+			lock_guard<mutex> guard(lock);
+			tag = current_tag;
+			tagged = current_tagged;
+		}
+		if (tagged) {
+			CheckTag(tag, state, UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW));
+		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
 	RebindQueryInfo OnPlanningError(ClientContext &, SQLStatement &statement, ErrorData &error) override {
@@ -198,6 +263,7 @@ public:
 			}
 			running.clear();
 			began = false;
+			current_tagged = false;
 		}
 		if (error && error->HasError() && !names.empty()) {
 			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
@@ -240,6 +306,9 @@ private:
 	bool began = false;                // QueryBegin saw the running query
 	bool began_in_transaction = false; // an explicit transaction was open when it began
 	string refusal;  // why the running query may not run, found when it began
+	// The version tag of the query running now, if it has one (for OnFinalizePrepare).
+	Tag current_tag {0, 0};
+	bool current_tagged = false;
 };
 
 // DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
@@ -347,7 +416,7 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 			statement.stmt_location = QueryLocation(0, statement.query.size());
 		}
 		if (acl_rs_versioned(guard.out.check, i)) {
-			statement.query = VersionTag(guard.out.version) + statement.query;
+			statement.query = VersionTag(guard.out.version, guard.out.expires) + statement.query;
 			statement.stmt_location = QueryLocation(0, statement.query.size());
 		}
 	}
@@ -384,10 +453,10 @@ AclSettings ReadSettings(ParserOptions &options) {
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
 	auto &acl = info->Cast<AclParserInfo>();
 	// Text we produced coming back (a client re-parses a statement's query text, e.g. for a
-	// relation): it runs only under the policy it was decided with.
-	uint64_t tagged;
-	if (TaggedVersion(query, tagged) && tagged != acl_rs_policy_version(acl.state)) {
-		throw PermissionException(STALE);
+	// relation): it runs only under what it was decided with.
+	Tag tag;
+	if (Tagged(query, tag)) {
+		CheckTag(tag, acl.state, ReadSettings(options).clock_skew);
 	}
 	if (options.context && query.compare(0, 7, "/* acl:") == 0) {
 		options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state)->CheckTagged(

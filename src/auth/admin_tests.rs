@@ -489,6 +489,7 @@ fn claim_map_end_to_end() {
     );
     let got = principal_from_token(&p, &t, NOW, 60).unwrap();
     assert_eq!(got.label, "token of \"bob\"");
-    assert_eq!(got.claims.get("tenant").map(String::as_str), Some("42"));
-    assert_eq!(got.claims.get("tier").map(String::as_str), Some("1"));
+    assert_eq!(got.claims.get("tenant").cloned().flatten().as_deref(), Some("42"));
+    let view = crate::authz::View::new(&p, &got).unwrap();
+    assert_eq!((view.claim("tenant"), view.claim("tier")), (Some("42"), Some("1")));
 }

@@ -49,6 +49,18 @@ impl TokenCache {
         now_unix: i64,
         skew_secs: u64,
     ) -> Result<Principal> {
+        self.verified(policy, token, now_unix, skew_secs).map(|(p, _)| p)
+    }
+
+    /// `principal`, also returning the token's `exp` (unix seconds, skew not applied): what a
+    /// statement or view decided under the token must not outlive.
+    pub fn verified(
+        &self,
+        policy: &Policy,
+        token: &str,
+        now_unix: i64,
+        skew_secs: u64,
+    ) -> Result<(Principal, i64)> {
         if self.version.swap(policy.version, Ordering::AcqRel) != policy.version {
             self.entries.clear();
         }
@@ -58,7 +70,7 @@ impl TokenCache {
             // Scoped: the shard lock must be released before `remove`/`insert` below.
             if let Some(e) = self.entries.get(&key) {
                 if e.version == policy.version && now_unix <= e.exp.saturating_add(skew) {
-                    return Ok(e.principal.clone());
+                    return Ok((e.principal.clone(), e.exp));
                 }
             }
         }
@@ -75,7 +87,7 @@ impl TokenCache {
                 principal: principal.clone(),
             },
         );
-        Ok(principal)
+        Ok((principal, exp))
     }
 
     pub fn len(&self) -> usize {

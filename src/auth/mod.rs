@@ -31,8 +31,9 @@ fn reject(reason: &str) -> AclError {
 }
 
 /// Verifies `token` against the policy's issuers at time `now_unix` (seconds), tolerating
-/// `skew_secs` on `exp`/`nbf`, and derives the principal: roles through `MAP CLAIM`, claims from
-/// the roles' defaults overridden by the issuer's `CLAIM MAP`. Uncached; see `TokenCache`.
+/// `skew_secs` on `exp`/`nbf`, and derives the principal: roles through `MAP CLAIM`, claims
+/// through the issuer's `CLAIM MAP` (the roles' defaults lie under them, see `View::new`).
+/// Uncached; see `TokenCache`.
 pub fn principal_from_token(
     policy: &Policy,
     token: &str,
@@ -42,7 +43,7 @@ pub fn principal_from_token(
     verify(policy, token, now_unix, skew_secs).map(|(p, _)| p)
 }
 
-/// `principal_from_token`, also returning the token's `exp` (for the cache).
+/// `principal_from_token`, also returning the token's `exp` (for the cache, kept statements and views).
 fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result<(Principal, i64)> {
     if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
         return Err(reject("malformed"));
@@ -108,7 +109,7 @@ fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result
     }
 
     let roles = roles_of(policy, iss, issuer, &claims)?;
-    let principal_claims = claims_of(policy, &roles, issuer, &claims);
+    let principal_claims = claims_of(issuer, &claims);
     let label = match claims.get("sub").and_then(Value::as_str) {
         Some(sub) => format!("token of \"{}\"", sub.chars().take(64).collect::<String>()),
         None => "token".to_string(),
@@ -207,37 +208,56 @@ fn roles_of(policy: &Policy, iss: &str, issuer: &Issuer, claims: &Value) -> Resu
     Ok(roles.into_iter().collect())
 }
 
-/// The roles' default claims (on a key two roles both set, the alphabetically first role
-/// wins), then the issuer's `CLAIM MAP` over them. A mapped path the token lacks leaves the
-/// default; a path holding null, an array or an object removes the claim (NULL fails closed).
-fn claims_of(
-    policy: &Policy,
-    roles: &[String],
-    issuer: &Issuer,
-    claims: &Value,
-) -> BTreeMap<String, String> {
+/// The claims the token supplies through the issuer's `CLAIM MAP`: a mapped path the token
+/// holds as a string, number or boolean gives its text; a path it holds in any other form (null,
+/// an array, an object, or a non-object where the path goes on) gives `None`, which replaces the
+/// role's default and reads as NULL (fails closed). Only a path the token does not reach at all
+/// (a key missing from an object) is left out, so the role's default applies (`View::new`).
+fn claims_of(issuer: &Issuer, claims: &Value) -> BTreeMap<String, Option<String>> {
     let mut out = BTreeMap::new();
-    for role in roles.iter().filter_map(|r| policy.roles.get(r)) {
-        for (k, v) in &role.claims {
-            out.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    }
     for (path, name) in &issuer.claim_map {
-        let Some(v) = claim_at(claims, path) else {
-            continue;
+        let text = match claim_lookup(claims, path) {
+            Lookup::Absent => continue,
+            Lookup::Unusable => None,
+            Lookup::Found(Value::String(s)) => Some(s.clone()),
+            Lookup::Found(Value::Number(n)) => Some(n.to_string()),
+            Lookup::Found(Value::Bool(b)) => Some(b.to_string()),
+            Lookup::Found(_) => None,
         };
-        let text = match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            _ => None,
-        };
-        match text {
-            Some(t) => out.insert(norm(name), t),
-            None => out.remove(&norm(name)),
-        };
+        out.insert(norm(name), text);
     }
     out
+}
+
+/// What a claim path finds in a token (see `claims_of`).
+enum Lookup<'v> {
+    /// A key on the path is missing from an object.
+    Absent,
+    /// The path runs into a value that is not an object before its end.
+    Unusable,
+    Found(&'v Value),
+}
+
+/// `claim_at`, telling a path the token does not reach from one it blocks.
+fn claim_lookup<'v>(claims: &'v Value, path: &str) -> Lookup<'v> {
+    fn walk<'v>(v: &'v Value, segs: &[&str]) -> Lookup<'v> {
+        if segs.is_empty() {
+            return Lookup::Found(v);
+        }
+        let Some(obj) = v.as_object() else { return Lookup::Unusable };
+        let mut best = Lookup::Absent;
+        for n in (1..=segs.len()).rev() {
+            let Some(x) = obj.get(&segs[..n].join(".")) else { continue };
+            match walk(x, &segs[n..]) {
+                found @ Lookup::Found(_) => return found,
+                Lookup::Unusable => best = Lookup::Unusable,
+                Lookup::Absent => {}
+            }
+        }
+        best
+    }
+    let segs: Vec<&str> = path.split('.').collect();
+    walk(claims, &segs)
 }
 
 #[cfg(test)]

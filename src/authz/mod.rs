@@ -32,8 +32,10 @@ pub struct Principal {
     pub roles: Vec<String>,
     /// How refusals name the principal, e.g. `role "analyst"`.
     pub label: String,
-    /// Claims from the token (`CLAIM MAP`); they override the roles' default claims.
-    pub claims: std::collections::BTreeMap<String, String>,
+    /// Claims from the token (`CLAIM MAP`); each replaces the roles' default of that name, and
+    /// `None` (the token holds the claim in a form that is no text: null, an array, an object)
+    /// replaces it with NULL, so a claim the token supplies never falls back to the default.
+    pub claims: std::collections::BTreeMap<String, Option<String>>,
 }
 
 impl Principal {
@@ -69,13 +71,16 @@ pub struct View<'p> {
     pub label: &'p str,
     /// Who this is (metadata listings re-derive the view from it when they bind).
     pub principal: &'p Principal,
-    /// The roles' default claims (first role in name order wins), overridden by the principal's.
-    claims: BTreeMap<&'p str, &'p str>,
+    /// The roles' default claims (first role in name order wins), replaced by the principal's
+    /// (`None`: NULL).
+    claims: BTreeMap<&'p str, Option<&'p str>>,
     /// Prefix of this principal's temporary tables (spec 005), computed when first needed.
     temp_prefix: std::cell::OnceCell<String>,
     /// Where sliced objects' subqueries are kept across statements, and this principal's key
     /// there (`rewrite::who`); `None`: built every time.
     pub slice_cache: Option<(&'p crate::rewrite::SliceCache, &'p str)>,
+    /// The `exp` of the principal's token, if it came from one (`with_expiry`).
+    pub expires: Option<i64>,
 }
 
 impl<'p> View<'p> {
@@ -99,13 +104,31 @@ impl<'p> View<'p> {
         let mut claims = BTreeMap::new();
         for role in &roles {
             for (k, v) in &role.claims {
-                claims.entry(k.as_str()).or_insert(v.as_str());
+                claims.entry(k.as_str()).or_insert(Some(v.as_str()));
             }
         }
+        // A claim the token supplies in any form replaces the default (an unusable one is NULL).
         for (k, v) in &principal.claims {
-            claims.insert(k.as_str(), v.as_str());
+            claims.insert(k.as_str(), v.as_deref());
         }
-        Ok(View { policy, roles, main, label: &principal.label, principal, claims, temp_prefix: Default::default(), slice_cache: None })
+        Ok(View {
+            policy,
+            roles,
+            main,
+            label: &principal.label,
+            principal,
+            claims,
+            temp_prefix: Default::default(),
+            slice_cache: None,
+            expires: None,
+        })
+    }
+
+    /// Records the `exp` of the token the principal came from (unix seconds): a view this
+    /// principal creates is refused after it (spec 005).
+    pub fn with_expiry(mut self, expires: Option<i64>) -> View<'p> {
+        self.expires = expires;
+        self
     }
 
     /// Keeps sliced objects' subqueries in `cache` under `who` (the principal's roles and claims).
@@ -257,7 +280,7 @@ impl<'p> View<'p> {
 
     /// The value of claim `name` for this principal; `None` becomes SQL NULL (fails closed).
     pub fn claim(&self, name: &str) -> Option<&'p str> {
-        self.claims.get(name).copied()
+        self.claims.get(name).copied().flatten()
     }
 
     /// The slices that apply to a resolved object for a use that needs `needed`, innermost
@@ -350,7 +373,7 @@ fn not_found(parts: &[String], view: &View<'_>) -> AclError {
 
 /// `__acl_<digest>_`: 128 bits of SHA-256 over the sorted roles and the effective claims, so two
 /// principals share temporary tables only when every right of theirs is the same.
-fn temp_prefix(roles: &[String], claims: &BTreeMap<&str, &str>) -> String {
+fn temp_prefix(roles: &[String], claims: &BTreeMap<&str, Option<&str>>) -> String {
     use sha2::{Digest, Sha256};
     let mut sorted: Vec<&str> = roles.iter().map(String::as_str).collect();
     sorted.sort_unstable();
@@ -362,9 +385,15 @@ fn temp_prefix(roles: &[String], claims: &BTreeMap<&str, &str>) -> String {
         h.update(r.as_bytes());
     }
     for (k, v) in claims {
-        for part in [k, v] {
-            h.update(part.len().to_le_bytes());
-            h.update(part.as_bytes());
+        h.update(k.len().to_le_bytes());
+        h.update(k.as_bytes());
+        match v {
+            Some(v) => {
+                h.update(v.len().to_le_bytes());
+                h.update(v.as_bytes());
+            }
+            // No text has this length: NULL never digests like a value.
+            None => h.update(usize::MAX.to_le_bytes()),
         }
     }
     let digest = h.finalize();

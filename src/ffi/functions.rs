@@ -32,6 +32,7 @@ pub(super) unsafe fn register(
         // The list is read last, so it includes the extension's own acl_* functions (never).
         super::host::register_listing(con, state.clone())
             .and_then(|()| register_acl_exec(con, state.clone()))
+            .and_then(|()| super::view_guard::register(con, state.clone()))
             .and_then(|()| super::meta::register(con, state.clone()))
             .and_then(|()| super::host::load(con, &state))
     };

@@ -3,6 +3,7 @@
 mod functions;
 mod host;
 mod meta;
+mod view_guard;
 
 use crate::error::AclError;
 use crate::prefix::{self, Token, TokenKind};
@@ -203,6 +204,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
                     names: out.names.clone(),
                     checks: out.checks.clone(),
                     version: out.version,
+                    expires: out.expires,
                     reuse: None,
                     principal: out.principal.clone(),
                 },
@@ -229,6 +231,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.n_statements = o.statements as u64;
             out.version = o.version;
             out.principal = AclBuf::from(o.principal);
+            out.expires = o.expires;
             let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
@@ -294,6 +297,7 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
             out.n_statements = entry.output.statements as u64;
             out.version = entry.output.version;
             out.principal = AclBuf::from(entry.output.principal.clone());
+            out.expires = entry.output.expires;
             let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence, entry: Some(entry) };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN

@@ -138,6 +138,21 @@ pub(super) fn create_table(view: &View<'_>, ct: &mut CreateTable) -> Result<Plac
 
 /// `CREATE [OR REPLACE] [TEMP] VIEW [IF NOT EXISTS] name [(cols)] AS SELECT …`.
 pub(super) fn create_view(view: &View<'_>, cv: &mut CreateView) -> Result<Placed> {
+    check_view_form(cv)?;
+    place_create(view, &cv.name, &mut cv.temporary, cv.or_replace)
+}
+
+/// Is the view being created temporary (`CREATE TEMP VIEW`, or a name in `temp`)? Refuses an
+/// unsupported form or a place the principal may not create in before the body is judged (the
+/// name is placed for good by `relations`).
+pub(super) fn view_is_temporary(view: &View<'_>, cv: &CreateView) -> Result<bool> {
+    check_view_form(cv)?;
+    let mut temporary = cv.temporary;
+    place_create(view, &cv.name, &mut temporary, cv.or_replace)?;
+    Ok(temporary)
+}
+
+fn check_view_form(cv: &CreateView) -> Result<()> {
     let plain = !cv.or_alter
         && !cv.materialized
         && !cv.secure
@@ -152,7 +167,7 @@ pub(super) fn create_view(view: &View<'_>, cv: &mut CreateView) -> Result<Placed
     if !plain {
         return Err(AclError::refused("this CREATE VIEW form is not supported"));
     }
-    place_create(view, &cv.name, &mut cv.temporary, cv.or_replace)
+    Ok(())
 }
 
 /// `DROP TABLE|VIEW [IF EXISTS] name, …` (no CASCADE: it would drop what depends on the object).

@@ -129,7 +129,11 @@ pub fn principal_from_arg(arg: &str) -> Result<Principal> {
         .as_object()
         .ok_or_else(bad)?
         .iter()
-        .map(|(k, c)| c.as_str().map(|c| (k.clone(), c.to_string())).ok_or_else(bad))
+        .map(|(k, c)| match c {
+            serde_json::Value::String(c) => Ok((k.clone(), Some(c.clone()))),
+            serde_json::Value::Null => Ok((k.clone(), None)), // a claim the token made NULL
+            _ => Err(bad()),
+        })
         .collect::<Result<_>>()?;
     Ok(Principal { roles, label, claims })
 }
@@ -462,7 +466,8 @@ mod tests {
     #[test]
     fn the_principal_round_trips() {
         let mut p = Principal::role("Ana'lyst");
-        p.claims.insert("tenant".into(), "a'\"b".into());
+        p.claims.insert("tenant".into(), Some("a'\"b".into()));
+        p.claims.insert("region".into(), None);
         assert_eq!(principal_from_arg(&principal_arg(&p)).unwrap(), p);
         assert!(principal_from_arg("{").is_err());
     }

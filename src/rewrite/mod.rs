@@ -24,6 +24,7 @@ mod relations;
 mod shapes;
 mod slices;
 mod validate;
+mod views;
 mod virtual_fns;
 mod writes;
 
@@ -33,6 +34,7 @@ pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
+pub use views::{guard as view_guard, GuardArgs};
 pub use virtual_fns::normalise_body;
 
 /// `"db"."schema"."name"` for a function key (what every admitted call is emitted as).
@@ -104,6 +106,9 @@ pub struct Output {
     pub checks: Vec<Option<std::sync::Arc<Allowed>>>,
     /// The policy version the batch was decided under.
     pub version: u64,
+    /// Unix seconds after which the batch's statements must not run (the `exp` of the token it
+    /// was decided under; the shim applies `acl_jwt_clock_skew`); 0: no such limit.
+    pub expires: i64,
     /// Under a principal: what a `BatchCache` entry for this batch must record.
     pub reuse: Option<Reuse>,
     /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
@@ -207,6 +212,7 @@ pub fn batch(
     let mut reuse = None;
     let mut checks = Vec::new();
     let mut principal = String::new();
+    let mut expires = 0;
     match &batch.prefix {
         Prefix::Admin => {
             // The policy is applied when acl_exec runs and is not rolled back with a transaction
@@ -232,19 +238,21 @@ pub fn batch(
         }
         Prefix::Role(role) => {
             let p = Principal::role(role);
-            statements += principal_batch(policy, cache, &p, batch, settings, &mut sql, &mut names, &mut checks)?;
+            statements += principal_batch(policy, cache, &p, None, batch, settings, &mut sql, &mut names, &mut checks)?;
             reuse = Some(Reuse { token: None, who: who(&p) });
             principal = owner(&batch.prefix);
         }
         Prefix::Token(jwt) => {
-            let p = tokens.principal(policy, jwt, now_unix()?, settings.clock_skew)?;
-            statements += principal_batch(policy, cache, &p, batch, settings, &mut sql, &mut names, &mut checks)?;
+            let (p, exp) = tokens.verified(policy, jwt, now_unix()?, settings.clock_skew)?;
+            statements += principal_batch(policy, cache, &p, Some(exp), batch, settings, &mut sql, &mut names, &mut checks)?;
             reuse = Some(Reuse { token: Some(jwt.clone()), who: who(&p) });
             principal = owner(&batch.prefix);
+            // 0 means "no limit": a token that expired at the epoch still expires.
+            expires = if exp == 0 { -1 } else { exp };
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
-    Ok(Output { sql, statements, names: errors::names_blob(&mut names), checks, version: policy.version, reuse, principal })
+    Ok(Output { sql, statements, names: errors::names_blob(&mut names), checks, version: policy.version, expires, reuse, principal })
 }
 
 /// The refusal of a management statement inside an explicit transaction (also `acl_exec`'s).
@@ -285,11 +293,14 @@ pub fn owner(prefix: &Prefix) -> String {
     h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The statements of a batch under one principal, each from the cache or rewritten once.
+/// The statements of a batch under one principal (from a token with `exp`, if any), each from the
+/// cache or rewritten once.
+#[allow(clippy::too_many_arguments)]
 fn principal_batch(
     policy: &Policy,
     cache: &RewriteCache,
     principal: &Principal,
+    exp: Option<i64>,
     batch: &Batch<'_>,
     settings: &Settings,
     sql: &mut String,
@@ -299,16 +310,26 @@ fn principal_batch(
     let who = who(principal);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
     for s in &batch.statements {
-        let done = cache.get_or(policy.version, &who, s, || {
+        let mut rewrite = || -> Result<Cached> {
             if decided.is_none() {
-                let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who);
+                let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who).with_expiry(exp);
                 decided = Some((view, FnGate::new(policy, principal)));
             }
             let (view, fns) = decided.as_ref().expect("set above");
             let mut mine = Vec::new();
             let (sql, allowed) = statement_with_names(view, fns, s, &mut mine, settings.faults)?;
             Ok(Cached { sql, names: mine, allowed: std::sync::Arc::new(allowed) })
+        };
+        let mut fresh = false;
+        let mut done = cache.get_or(policy.version, &who, s, || {
+            fresh = true;
+            rewrite()
         })?;
+        // A created view carries its definer (label, token `exp`), which the cache's key does
+        // not: a CREATE is never taken from the cache.
+        if !fresh && done.allowed.statement == "CREATE" {
+            done = Arc::new(rewrite()?);
+        }
         push(sql, &done.sql);
         names.extend(done.names.iter().cloned());
         checks.push(Some(done.allowed.clone()));
@@ -354,16 +375,12 @@ fn statement_with_names(
     }
     let kind = duckdb_statement_type(&stmt);
     let mut decision = Decision::default();
-    let calls = functions::apply(&mut stmt, view, fns, &mut decision, faults.unqualified_functions)?;
-    decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
-    metadata::apply(&mut stmt, view, &mut decision)?;
-    if !faults.skip_relations {
-        relations::apply(&mut stmt, view, &mut decision)?;
+    if let Statement::CreateView(cv) = &mut stmt {
+        // The body is judged on its own and stands behind the view guard (`views`).
+        let temporary = ddl::view_is_temporary(view, cv)?;
+        views::prepare(view, fns, cv, temporary, &mut decision, faults)?;
     }
-    virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
-    if !faults.skip_relations {
-        post_check::check(&stmt, &decision)?;
-    }
+    rules(view, fns, &mut stmt, &mut decision, faults, false)?;
     if let gate::Gate::Explain = gate {
         explain::require(view, &decision)?;
     }
@@ -376,6 +393,29 @@ fn statement_with_names(
     }
     names.append(&mut decision.names);
     Ok((stmt.to_string(), allowed))
+}
+
+/// The rules in order over one statement (`persistent_view`: it is the body of a view that
+/// outlives the connection).
+fn rules(
+    view: &View<'_>,
+    fns: &FnGate<'_>,
+    stmt: &mut Statement,
+    decision: &mut Decision,
+    faults: crate::faults::Faults,
+    persistent_view: bool,
+) -> Result<()> {
+    let calls = functions::apply(stmt, view, fns, decision, faults.unqualified_functions)?;
+    decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
+    metadata::apply(stmt, view, decision)?;
+    if !faults.skip_relations {
+        relations::apply_in(stmt, view, decision, persistent_view)?;
+    }
+    virtual_fns::expand(stmt, view, &calls, decision)?;
+    if !faults.skip_relations {
+        post_check::check(stmt, decision)?;
+    }
+    Ok(())
 }
 
 /// DuckDB's statement type for what the gate admitted (`DESCRIBE <query>` is a SELECT there).
@@ -428,3 +468,4 @@ mod fn_tests;
 mod gate_tests;
 #[cfg(test)]
 mod txn_tests;
+mod view_tests;

@@ -21,7 +21,8 @@ use sqlparser::ast::{
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
+/// `persistent_view`: `stmt` is the body of a view that outlives the connection (see `views`).
+pub(super) fn apply_in(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision, persistent_view: bool) -> Result<()> {
     let mut r = Resolver {
         view,
         decision,
@@ -29,7 +30,7 @@ pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decisi
         handled: HashSet::new(),
         next_cte: 0,
         in_trusted: 0,
-        persistent_view: false,
+        persistent_view,
     };
     match stmt.visit(&mut r) {
         ControlFlow::Break(e) => Err(e),
@@ -193,9 +194,11 @@ impl Resolver<'_, '_, '_> {
                 self.place(&mut ct.name, placed);
                 Ok(())
             }
+            // The body was rewritten on its own and put behind the view guard (`views`): the
+            // query here is trusted and not walked again; only the name is placed.
             Statement::CreateView(cv) => {
                 let placed = ddl::create_view(self.view, cv)?;
-                self.persistent_view = !cv.temporary;
+                self.persistent_view = !cv.temporary; // (in case a body is ever walked here)
                 self.place(&mut cv.name, placed);
                 Ok(())
             }

@@ -108,6 +108,8 @@ pub struct ShapeEntry {
     names: String,
     checks: Vec<Option<Arc<super::Allowed>>>,
     principal: String,
+    /// `Output::expires` (the shape's key holds the token, so it is the same token's `exp`).
+    expires: i64,
 }
 
 #[derive(Default)]
@@ -157,6 +159,7 @@ impl ShapeCache {
             names: entry.names.clone(),
             checks: entry.checks.clone(),
             version: entry.version,
+            expires: entry.expires,
             reuse: Some(Reuse { token: entry.token.clone(), who: entry.who.clone() }),
             principal: entry.principal.clone(),
         })
@@ -199,6 +202,7 @@ impl ShapeCache {
             names: actual.names.clone(),
             checks: actual.checks.clone(),
             principal: actual.principal.clone(),
+            expires: actual.expires,
         };
         self.entries.insert(shape.key.clone(), Arc::new(entry));
     }

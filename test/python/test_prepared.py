@@ -150,6 +150,22 @@ def a_relation_kept_across_a_revoke_is_refused(con):
 
 
 @test
+def a_statement_object_kept_across_a_revoke_is_refused(con):
+    # Attack: "I keep the parsed Statement my client got before the revoke and execute it later":
+    # DuckDB prepares it without the parser hook and without a rebind.
+    con = con.cursor()
+    kept = con.extract_statements('ACL ROLE "analyst" SELECT count(*) FROM orders WHERE id > ?')[0]
+    assert con.execute(kept, [0]).fetchall() == [(3,)]
+    con.execute("ACL ADMIN REVOKE CATALOG sales FROM ROLE analyst").fetchall()
+    try:
+        con.execute(kept, [0]).fetchall()
+    except duckdb.Error as e:
+        assert STALE in str(e) and "phys" not in str(e), str(e)
+    else:
+        raise AssertionError("a kept Statement object ran under its old decision after a revoke")
+
+
+@test
 def transaction_control_is_not_versioned(con):
     # BEGIN/COMMIT name nothing and depend on no policy: a change in between never strands a
     # transaction.
@@ -281,6 +297,33 @@ def a_token_transaction_belongs_to_its_issuer_and_subject(con):
     con.execute(f"ACL TOKEN '{anon}' BEGIN")
     refused_with(lambda: con.execute(f"ACL TOKEN '{anon_other}' COMMIT"), OTHERS)
     con.execute("ROLLBACK")
+
+
+EXPIRED = "acl: the token this statement was prepared under has expired; prepare it again"
+
+
+@test
+def a_tag_is_judged_whole_when_its_text_comes_back(con):
+    # A kept statement's text carries what its decision depended on (the policy version and, under
+    # ACL TOKEN, the token's exp; test_tokens.py mints real ones). A client re-parses that text
+    # (a relation): a tag whose expiry passed, or that cannot be read, refuses the statement.
+    con = con.cursor()
+    text = con.sql('ACL ROLE "analyst" SELECT count(*) FROM orders').sql_query()
+    assert text.startswith("/* acl:policy-version=") and "expires=" not in text, text  # a role has no exp
+    head, body = text.split(" */ ", 1)
+
+    def refused(sql, expected):
+        try:
+            con.execute(sql).fetchall()
+        except duckdb.Error as e:
+            assert expected in str(e), str(e)
+        else:
+            raise AssertionError(f"ran: {sql[:80]}")
+
+    refused(f"{head} expires={int(time.time()) - 3600} */ {body}", EXPIRED)
+    assert con.execute(f"{head} expires={int(time.time()) + 3600} */ {body}").fetchall() == [(3,)]
+    for junk in ("expires=soon", "expires=", "expires=1 2", "expires=99999999999999999999"):
+        refused(f"{head} {junk} */ {body}", STALE)
 
 
 if __name__ == "__main__":

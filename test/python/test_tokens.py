@@ -7,6 +7,7 @@ Ends with `N passed, N failed`.
 import json
 import os
 import tempfile
+import threading
 import time
 
 import duckdb
@@ -337,6 +338,141 @@ def keys_from_a_file(con):
         os.unlink(f.name)
     token = jwt.encode(claims("https://file.example"), RSA_OTHER, algorithm="RS256")
     assert count(con, token) == (3,)
+
+
+EXPIRED = "acl: the token this statement was prepared under has expired; prepare it again"
+
+
+def refused_with(fn, expected):
+    try:
+        fn()
+    except duckdb.Error as e:
+        assert expected in str(e), str(e)
+        assert "phys" not in str(e), str(e)
+    else:
+        raise AssertionError(f"not refused (expected: {expected})")
+
+
+def wait_past(exp):
+    while time.time() < exp + 1.2:
+        time.sleep(0.1)
+
+
+@test
+def kept_statements_and_views_do_not_outlive_the_token(con):
+    # Attack: "my token expired, but the relation my client kept (and the temporary view I made)
+    # still read for me". What was decided under a token carries its exp (specs/003).
+    con.execute("ACL ADMIN CREATE VIRTUAL CATALOG scratch; GRANT CATALOG scratch TO ROLE analyst WITH (temp)").fetchall()
+    exp = int(time.time()) + 2
+    token = mint("ES256", exp=exp)
+    q = f"ACL TOKEN {sql_str(token)} SELECT count(*) FROM orders"
+    kept = con.sql(q)  # a relation, from the full rewrite
+    assert kept.fetchall() == [(3,)]
+    con.execute(q).fetchall()
+    hit = con.sql(q)  # a relation from a batch-cache hit (the batch and DuckDB's parse of it kept)
+    assert hit.fetchall() == [(3,)]
+    parsed = con.extract_statements(q)[0]  # a parse the client keeps and executes (prepared anew)
+    assert con.execute(parsed).fetchall() == [(3,)]
+    con.execute(f"ACL TOKEN {sql_str(token)} CREATE TEMP VIEW v AS SELECT id FROM orders").fetchall()
+    assert rows(con, token, "SELECT count(*) FROM v") == [(3,)]
+    wait_past(exp)
+    # inside acl_jwt_clock_skew (default 60 s) they still run, as the token itself still would; a
+    # new token of the same principal names the same temporary view (the guard reads the skew too)
+    assert kept.fetchall() == [(3,)] and hit.fetchall() == [(3,)] and con.execute(parsed).fetchall() == [(3,)]
+    fresh = mint("ES256")
+    assert rows(con, fresh, "SELECT count(*) FROM v") == [(3,)]
+    con.execute("SET acl_jwt_clock_skew = 0").fetchall()
+    refused_with(kept.fetchall, EXPIRED)
+    refused_with(hit.fetchall, EXPIRED)
+    refused_with(lambda: con.execute(parsed).fetchall(), EXPIRED)
+    refused_with(lambda: count(con, token), "acl: token rejected: expired")
+    refused_with(lambda: rows(con, fresh, "SELECT * FROM v"),
+                 "acl: view v was created under a token that has expired; create it again")
+    rows(con, fresh, "CREATE OR REPLACE TEMP VIEW v AS SELECT id FROM orders")
+    assert rows(con, fresh, "SELECT count(*) FROM v") == [(3,)]
+
+
+@test
+def a_prepared_statement_stops_at_the_tokens_exp(con):
+    # executemany prepares once and executes once per row: the token expires while it runs.
+    con.execute("SET acl_jwt_clock_skew = 0").fetchall()
+    con.execute("ACL ADMIN CREATE ROLE clerk; GRANT CATALOG sales TO ROLE clerk MAIN;"
+                " MAP CLAIM 'clerks' FROM ISSUER 'https://p256.example' TO ROLE clerk").fetchall()
+    exp = int(time.time()) + 2
+    token = mint("ES256", exp=exp, roles=["clerks"])
+    many = [[1000 + i, "x"] for i in range(100_000)]
+    outcome = {}
+
+    def insert_many():
+        try:
+            con.executemany(f"ACL TOKEN {sql_str(token)} INSERT INTO orders VALUES (?, ?)", many)
+            outcome["error"] = None
+        except duckdb.Error as e:
+            outcome["error"] = str(e)
+
+    worker = threading.Thread(target=insert_many)
+    worker.start()
+    worker.join(60)
+    other = con.cursor()
+    inserted = other.execute("SELECT count(*) FROM phys.main.orders WHERE id >= 1000").fetchone()[0]
+    assert outcome.get("error") and EXPIRED in outcome["error"], outcome
+    assert 0 < inserted < len(many), inserted
+    assert time.time() >= exp
+
+
+@test
+def a_claim_the_token_supplies_in_any_form_replaces_the_roles_default(con):
+    # Attack: "my IdP sends tenant: null (or ["globex"], or an object) and the extension reads it
+    # as my role's default tenant". A claim the token supplies in any form replaces the default;
+    # one that is no text is NULL, which matches no row.
+    iss = "https://claims.example"
+    con.execute(f"ACL ADMIN CREATE ISSUER {sql_str(iss)} KEYS {sql_str(public_pem(P256))}"
+                " CLAIM MAP ('tenant' => tenant, 'org.tenant' => org_tenant)")
+    con.execute("INSERT INTO phys.main.orders VALUES (10, '42'), (11, 'true'), (12, '')")
+    con.execute(
+        "ACL ADMIN CREATE VIRTUAL TABLE sales.by_tenant AS phys.main.orders RLS (customer = acl_claim('tenant'));"
+        " CREATE VIRTUAL TABLE sales.by_org AS phys.main.orders RLS (customer = acl_claim('org_tenant'));"
+        " CREATE ROLE tenanted CLAIMS (tenant = 'acme', org_tenant = 'acme');"
+        " GRANT CATALOG sales TO ROLE tenanted WITH (select) MAIN;"
+        f" MAP CLAIM 'tenants' FROM ISSUER {sql_str(iss)} TO ROLE tenanted"
+    )
+
+    def ids(table, **claims):
+        token = jwt.encode(claims_for(iss, **claims), P256, algorithm="ES256")
+        return [r[0] for r in rows(con, token, f"SELECT id FROM {table} ORDER BY id")]
+
+    def claims_for(iss, **over):
+        c = {"iss": iss, "sub": "t", "exp": int(time.time()) + 300, "roles": ["tenants"]}
+        c.update(over)
+        return c
+
+    acme = [1, 3]
+    # (the token's tenant claim, the rows it reads)
+    for value, expected in [
+        ("globex", [2]),
+        (42, [10]),
+        (True, [11]),
+        ("", [12]),
+        (None, []),
+        (["globex"], []),
+        (["acme"], []),
+        ({"id": "acme"}, []),
+    ]:
+        assert ids("by_tenant", tenant=value) == expected, (value, expected)
+    assert ids("by_tenant") == acme, "a token without the claim reads the role's default"
+    # a nested path: present (any form), blocked by a value that is no object, absent
+    for org, expected in [
+        ({"tenant": "globex"}, [2]),
+        ({"tenant": None}, []),
+        ({"tenant": ["acme"]}, []),
+        ({"tenant": {"x": 1}}, []),
+        (None, []),
+        ("acme", []),
+        ({}, acme),
+        ({"other": "globex"}, acme),
+    ]:
+        assert ids("by_org", org=org) == expected, (org, expected)
+    assert ids("by_org") == acme
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+//! `acl_view_guard(name, definer, body, persistent, digest)`: the guard every view a principal
+//! creates reads beside its body (src/rewrite/views.rs, specs/005). Its *bind* runs whenever
+//! DuckDB binds the view — at creation and at every use — and re-judges the view under the
+//! current policy, refusing before anything runs. It returns one row of one column, which the
+//! view does not select. Only the rewriter emits calls to it (`acl_*` is never callable under a
+//! principal).
+use crate::rewrite::GuardArgs;
+use crate::state::State;
+use libduckdb_sys as sys;
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+const NAME: &str = "acl_view_guard";
+
+pub(super) unsafe fn register(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
+    // SAFETY: `con` is the registration connection (functions.rs); every handle created here is
+    // destroyed here, and `extra` is owned by the function from then on (freed by `drop_box`).
+    unsafe {
+        let mut tf = sys::duckdb_create_table_function();
+        let name = CString::new(NAME).expect("static name");
+        sys::duckdb_table_function_set_name(tf, name.as_ptr());
+        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+        let mut boolean = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
+        for ty in [varchar, varchar, varchar, boolean, varchar] {
+            sys::duckdb_table_function_add_parameter(tf, ty);
+        }
+        sys::duckdb_destroy_logical_type(&mut varchar);
+        sys::duckdb_destroy_logical_type(&mut boolean);
+        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
+        sys::duckdb_table_function_set_extra_info(tf, extra, Some(super::functions::drop_box::<Arc<State>>));
+        sys::duckdb_table_function_set_bind(tf, Some(guard_bind));
+        sys::duckdb_table_function_set_init(tf, Some(guard_init));
+        sys::duckdb_table_function_set_function(tf, Some(guard_function));
+        let rc = sys::duckdb_register_table_function(con, tf);
+        sys::duckdb_destroy_table_function(&mut tf);
+        if rc == sys::duckdb_state_DuckDBSuccess {
+            Ok(())
+        } else {
+            Err(format!("could not register {NAME}"))
+        }
+    }
+}
+
+/// Parameter `i` as text (`None`: NULL).
+unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
+    // SAFETY: `info` is the bind info DuckDB handed `guard_bind`; the value and the string it
+    // yields are ours to destroy/free, and are, after being copied.
+    unsafe {
+        let mut value = sys::duckdb_bind_get_parameter(info, i);
+        let text = if value.is_null() || sys::duckdb_is_null_value(value) { std::ptr::null_mut() } else { sys::duckdb_get_varchar(value) };
+        let out = (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+        if !text.is_null() {
+            sys::duckdb_free(text as *mut c_void);
+        }
+        sys::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
+unsafe fn bool_param(info: sys::duckdb_bind_info, i: u64) -> Option<bool> {
+    // SAFETY: as in `text_param`.
+    unsafe {
+        let mut value = sys::duckdb_bind_get_parameter(info, i);
+        let out = (!value.is_null() && !sys::duckdb_is_null_value(value)).then(|| sys::duckdb_get_bool(value));
+        sys::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
+/// `acl_jwt_clock_skew` in the caller's context; 0 (the strictest) when it cannot be read.
+unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
+    // SAFETY: `info` is the live bind info; the context and the value are destroyed after use. An
+    // API table without the function panics in the wrapper, which is caught (skew 0).
+    let read = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let mut ctx: sys::duckdb_client_context = std::ptr::null_mut();
+        sys::duckdb_table_function_get_client_context(info, &mut ctx);
+        if ctx.is_null() {
+            return None;
+        }
+        let name = CString::new("acl_jwt_clock_skew").expect("static name");
+        let mut value = sys::duckdb_client_context_get_config_option(ctx, name.as_ptr(), std::ptr::null_mut());
+        sys::duckdb_destroy_client_context(&mut ctx);
+        if value.is_null() {
+            return None;
+        }
+        let skew = (!sys::duckdb_is_null_value(value)).then(|| sys::duckdb_get_uint64(value));
+        sys::duckdb_destroy_value(&mut value);
+        skew
+    }));
+    read.ok().flatten().unwrap_or(0)
+}
+
+unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
+    // SAFETY: `info` is the live bind info; its extra info is the `Arc<State>` `register` set.
+    unsafe {
+        let state = &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>);
+        let mut boolean = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
+        let col = CString::new("__acl_guard").expect("static name");
+        sys::duckdb_bind_add_result_column(info, col.as_ptr(), boolean);
+        sys::duckdb_destroy_logical_type(&mut boolean);
+        sys::duckdb_bind_set_cardinality(info, 1, true);
+        let malformed = || "acl: internal error: a malformed view guard".to_string();
+        let args = GuardArgs::decode(
+            &text_param(info, 0).ok_or_else(malformed)?,
+            &text_param(info, 1).ok_or_else(malformed)?,
+            &text_param(info, 2).ok_or_else(malformed)?,
+            bool_param(info, 3).ok_or_else(malformed)?,
+            &text_param(info, 4).ok_or_else(malformed)?,
+        )
+        .map_err(|e| e.to_string())?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|_| "acl: internal error: the system clock is before 1970".to_string())?
+            .as_secs() as i64;
+        crate::rewrite::view_guard(&state.policy(), &state.rewrites, &args, now, clock_skew(info))
+            .map_err(|e| e.to_string())
+    }
+}
+
+unsafe extern "C" fn guard_bind(info: sys::duckdb_bind_info) {
+    // SAFETY: DuckDB calls this with a live bind info.
+    let msg = match catch_unwind(AssertUnwindSafe(|| unsafe { bind(info) })) {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e,
+        Err(_) => "acl: internal error in the view guard; the view was refused".to_string(),
+    };
+    let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: DuckDB copies the message before `msg` drops.
+    unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+}
+
+unsafe extern "C" fn guard_init(info: sys::duckdb_init_info) {
+    let data = Box::into_raw(Box::new(AtomicBool::new(false))) as *mut c_void;
+    // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::functions::drop_box::<AtomicBool>)) };
+}
+
+unsafe extern "C" fn guard_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
+    // SAFETY: the init data is the `AtomicBool` of `guard_init`; the output chunk has one BOOLEAN
+    // column with room for a vector of rows.
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let done = &*(sys::duckdb_function_get_init_data(info) as *const AtomicBool);
+        if done.swap(true, Ordering::SeqCst) {
+            sys::duckdb_data_chunk_set_size(output, 0);
+            return;
+        }
+        let vector = sys::duckdb_data_chunk_get_vector(output, 0);
+        let data = sys::duckdb_vector_get_data(vector) as *mut bool;
+        *data = true;
+        sys::duckdb_data_chunk_set_size(output, 1);
+    }));
+    if r.is_err() {
+        let msg = CString::new("acl: internal error in the view guard").expect("static");
+        // SAFETY: DuckDB copies the message.
+        unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
+    }
+}
