@@ -20,6 +20,7 @@ mod functions;
 mod gate;
 mod metadata;
 mod post_check;
+mod printable;
 mod relations;
 mod shapes;
 mod slices;
@@ -371,6 +372,7 @@ fn statement_with_names(
     let mut stmt = parse_one(sql)?;
     let gate = gate::check(&mut stmt)?;
     if let gate::Gate::AsIs = gate {
+        printable::make_printable(&mut stmt)?;
         return Ok((stmt.to_string(), Allowed::as_is()));
     }
     let kind = duckdb_statement_type(&stmt);
@@ -392,6 +394,7 @@ fn statement_with_names(
         decision.map_object(&p, &hidden);
     }
     names.append(&mut decision.names);
+    printable::make_printable(&mut stmt)?;
     Ok((stmt.to_string(), allowed))
 }
 

@@ -428,7 +428,8 @@ def a_claim_the_token_supplies_in_any_form_replaces_the_roles_default(con):
     iss = "https://claims.example"
     con.execute(f"ACL ADMIN CREATE ISSUER {sql_str(iss)} KEYS {sql_str(public_pem(P256))}"
                 " CLAIM MAP ('tenant' => tenant, 'org.tenant' => org_tenant)")
-    con.execute("INSERT INTO phys.main.orders VALUES (10, '42'), (11, 'true'), (12, '')")
+    con.execute("INSERT INTO phys.main.orders VALUES (10, '42'), (11, 'true'), (12, ''), (13, 'x\\'' OR true --'),"
+                " (14, 'it''s')")
     con.execute(
         "ACL ADMIN CREATE VIRTUAL TABLE sales.by_tenant AS phys.main.orders RLS (customer = acl_claim('tenant'));"
         " CREATE VIRTUAL TABLE sales.by_org AS phys.main.orders RLS (customer = acl_claim('org_tenant'));"
@@ -457,6 +458,10 @@ def a_claim_the_token_supplies_in_any_form_replaces_the_roles_default(con):
         (["globex"], []),
         (["acme"], []),
         ({"id": "acme"}, []),
+        # a claim holding a quote after a backslash stays one literal (quoting.test, spec 002)
+        ("x\\' OR true --", [13]),
+        ("it's", [14]),
+        ("\\' OR true --", []),
     ]:
         assert ids("by_tenant", tenant=value) == expected, (value, expected)
     assert ids("by_tenant") == acme, "a token without the claim reads the role's default"
