@@ -138,14 +138,16 @@ fn sql_string(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-/// The SQL that stands for metadata relation `name` under `view`.
-fn relation_query(view: &View<'_>, name: &str) -> Result<Box<Query>> {
+/// The SQL that stands for metadata relation `name` under `view`, after taking its length from
+/// `room` (its printed form is never shorter than the text: `a_relation_prints_no_shorter`).
+fn relation_query(view: &View<'_>, name: &'static str, room: &mut super::Room) -> Result<Box<Query>> {
     let template = relation_sql(name).ok_or_else(|| AclError::internal("unknown metadata relation"))?;
     let arg = sql_string(&principal_arg(view.principal));
     let mut sql = template.replace("{main}", &view.main_name().map_or("NULL".to_string(), sql_string));
     for (kind, _) in KINDS {
         sql = sql.replace(&format!("{{{kind}}}"), &format!("{META_FN}('{kind}', {arg})"));
     }
+    room.take_for_listing(name, sql.len())?;
     Parser::new(&DuckDbDialect {})
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
@@ -180,7 +182,7 @@ fn show_kind(stmt: &Statement) -> Option<&'static str> {
 
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
     if let Some(kind) = show_kind(stmt) {
-        let inner = relation_query(view, kind)?;
+        let inner = relation_query(view, kind, &mut decision.room)?;
         decision.trusted.push(&*inner as *const Query as usize);
         super::relations::allow_supplied(decision, &inner);
         let mut q = Parser::new(&DuckDbDialect {})
@@ -224,6 +226,11 @@ pub(super) fn is_metadata(tf: &TableFactor) -> bool {
     !matches!(metadata_name(tf), Ok(None))
 }
 
+/// The metadata relation a FROM item names, if it names one (in a form answered here).
+pub(super) fn listing_name(tf: &TableFactor) -> Option<&'static str> {
+    metadata_name(tf).ok().flatten()
+}
+
 /// Which metadata relation a FROM item names, if any.
 fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
     let TableFactor::Table { name, args, .. } = tf else { return Ok(None) };
@@ -260,7 +267,7 @@ impl Meta<'_, '_> {
         let Some(name) = metadata_name(tf)? else { return Ok(()) };
         let TableFactor::Table { alias, .. } = tf else { return Ok(()) };
         let alias = alias.take().unwrap_or_else(|| alias_as(name));
-        let subquery = relation_query(self.view, name)?;
+        let subquery = relation_query(self.view, name, &mut self.decision.room)?;
         self.decision.trusted.push(&*subquery as *const Query as usize);
         super::relations::allow_supplied(self.decision, &subquery);
         translate_errors(self.decision);
@@ -459,6 +466,24 @@ mod tests {
         }
     }
 
+    /// `relation_query` takes the text's length from the room before parsing: a lower bound of
+    /// what the statement grows by only if the printed form is never shorter.
+    #[test]
+    fn a_relation_prints_no_shorter_than_it_takes() {
+        let p = policy();
+        let principal = Principal::role("analyst");
+        let view = View::new(&p, &principal).unwrap();
+        for name in ["duckdb_databases", "duckdb_schemas", "duckdb_tables", "duckdb_views", "duckdb_columns", "schemata",
+            "tables", "columns", "show tables", "show all tables", "show databases"]
+        {
+            let mut room = super::super::Room::new(1 << 20);
+            let printed = relation_query(&view, name, &mut room).unwrap().to_string().len();
+            let taken = (1 << 20) - room.left();
+            assert!(printed >= taken && taken > 0, "{name}: printed {printed} < taken {taken}");
+            assert!(relation_query(&view, name, &mut super::super::Room::new(taken - 1)).is_err());
+        }
+    }
+
     #[test]
     fn the_principal_round_trips() {
         let mut p = Principal::role("Ana'lyst");
@@ -573,16 +598,38 @@ mod tests {
 
 /// Listings and column shapes already computed, keyed by the policy version, the principal and
 /// the host's catalog stamp (any DDL or ATTACH moves it), so a client's connect-time queries cost
-/// a lookup. A stamp of 0 (unknown) is never cached.
-#[derive(Default)]
+/// a lookup. A stamp of 0 (unknown) is never cached. Bounded in bytes (spec 012, "Memory").
 pub struct MetaCache {
-    listings: dashmap::DashMap<(u64, String, u64), std::sync::Arc<MetaRows>>,
+    listings: crate::bounded::Bounded<(u64, String, u64), std::sync::Arc<MetaRows>>,
     /// `(exposed query, stamp)` → its columns, shared by every principal that sees that shape.
-    shapes: dashmap::DashMap<(String, u64), Option<std::sync::Arc<Vec<(String, String)>>>>,
+    shapes: crate::bounded::Bounded<(String, u64), Option<std::sync::Arc<Vec<(String, String)>>>>,
 }
 
-/// Past this many entries a map starts over (a bound without LRU bookkeeping).
+/// Past this many entries, or these many bytes, a map starts over (no LRU bookkeeping).
 const MAX_CACHED: usize = 4_096;
+const LISTINGS_BYTES: usize = 8 << 20;
+const SHAPES_BYTES: usize = 2 << 20;
+
+impl Default for MetaCache {
+    fn default() -> MetaCache {
+        MetaCache {
+            listings: crate::bounded::Bounded::new(LISTINGS_BYTES, MAX_CACHED),
+            shapes: crate::bounded::Bounded::new(SHAPES_BYTES, MAX_CACHED),
+        }
+    }
+}
+
+impl MetaRows {
+    /// The heap the rows hold (each value a string beside its `Option<String>` slot).
+    fn bytes(&self) -> usize {
+        let slot = std::mem::size_of::<Option<String>>();
+        [&self.databases, &self.schemas, &self.tables, &self.columns]
+            .iter()
+            .flat_map(|rows| rows.iter())
+            .map(|r| std::mem::size_of::<Row>() + r.iter().map(|v| slot + v.as_ref().map_or(0, String::len)).sum::<usize>())
+            .sum()
+    }
+}
 
 impl MetaCache {
     pub fn rows(
@@ -609,17 +656,13 @@ impl MetaCache {
                 return hit.clone();
             }
             let cols = describe(sql);
-            if self.shapes.len() >= MAX_CACHED {
-                self.shapes.clear();
-            }
-            self.shapes.insert(k, cols.clone());
+            let size = k.0.len() + cols.as_ref().map_or(0, |c| c.iter().map(|(n, t)| n.len() + t.len() + 48).sum());
+            self.shapes.insert(k, cols.clone(), size);
             cols
         };
         let rows = std::sync::Arc::new(listing_rows(policy, arg, &mut shaped, schema_objects)?);
-        if self.listings.len() >= MAX_CACHED {
-            self.listings.clear();
-        }
-        self.listings.insert(key, std::sync::Arc::clone(&rows));
+        let size = key.1.len() + rows.bytes();
+        self.listings.insert(key, std::sync::Arc::clone(&rows), size);
         Ok(rows)
     }
 }

@@ -109,6 +109,7 @@ impl<'a> Expand<'a, '_> {
                 Expr::Function(g)
             }
             FnBody::Expr(body) => {
+                self.decision.room.take(body_growth(body))?; // spec 012, "Memory"
                 let mut body = body.clone();
                 self.substitute(&mut body, &args)?;
                 Expr::Nested(Box::new(body))
@@ -136,7 +137,10 @@ impl<'a> Expand<'a, '_> {
                 }
                 return Ok(());
             }
-            FnBody::Query(q) => q.clone(),
+            FnBody::Query(q) => {
+                self.decision.room.take(body_growth(q))?; // spec 012, "Memory"
+                q.clone()
+            }
             FnBody::Expr(_) => return Err(AclError::internal("a scalar body in FROM")),
         };
         self.substitute(&mut *query, &args)?;
@@ -153,6 +157,13 @@ impl<'a> Expand<'a, '_> {
             ControlFlow::Continue(()) => Ok(()),
         }
     }
+}
+
+/// What an expansion adds to the statement at least: the body's own text (its placeholders are
+/// replaced by the arguments, which the statement held already).
+fn body_growth(body: &impl std::fmt::Display) -> usize {
+    let text = body.to_string();
+    text.len().saturating_sub(text.matches("acl_arg(").count() * "acl_arg(NNN)".len())
 }
 
 fn alias_as(name: &str) -> TableAlias {
