@@ -12,7 +12,8 @@ use std::sync::Arc;
 const MAX_ENTRIES: usize = 4_096;
 /// Byte budgets (spec 012, "Memory"): what each cache may hold, estimated at insert.
 const REWRITES_BYTES: usize = 8 << 20;
-const SLICES_BYTES: usize = 4 << 20;
+/// A 41-column guarded subquery is ≈ 150 KB as a tree: ≈ 100 of them (per principal and object).
+const SLICES_BYTES: usize = 16 << 20;
 const BATCHES_BYTES: usize = 16 << 20;
 /// sqlparser's tree per byte of its printed text (measured: 59 for a sliced object's subquery,
 /// 110 for an IN list of small numbers, 26 for long names, 5 for string literals).
