@@ -159,11 +159,25 @@ impl<'a> Expand<'a, '_> {
     }
 }
 
-/// What an expansion adds to the statement at least: the body's own text (its placeholders are
-/// replaced by the arguments, which the statement held already).
-fn body_growth(body: &impl std::fmt::Display) -> usize {
-    let text = body.to_string();
-    text.len().saturating_sub(text.matches("acl_arg(").count() * "acl_arg(NNN)".len())
+/// What an expansion adds to the statement at least: the body's own text without its `acl_arg`
+/// and `acl_claim` calls (replaced by the arguments, which the statement held already, and by
+/// literals, which may be shorter than the calls).
+fn body_growth<T: std::fmt::Display + sqlparser::ast::Visit>(body: &T) -> usize {
+    struct Placeholders(usize);
+    impl sqlparser::ast::Visitor for Placeholders {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = e {
+                if acl_arg_index(f).is_some() || is_acl_claim(f) {
+                    self.0 += e.to_string().len();
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut p = Placeholders(0);
+    let _ = body.visit(&mut p);
+    body.to_string().len().saturating_sub(p.0)
 }
 
 fn alias_as(name: &str) -> TableAlias {

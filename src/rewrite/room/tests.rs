@@ -15,6 +15,7 @@ fn policy() -> Policy {
         "CREATE VIRTUAL VIEW s.v AS SELECT id FROM phys.main.plain WHERE id > 0",
         "CREATE VIRTUAL SCALAR s.f(x INT) AS acl_arg(1) + acl_arg(1) + 1000000",
         "CREATE VIRTUAL TABLE FUNCTION s.tf(n INT) AS SELECT id FROM phys.main.plain WHERE id > acl_arg(1)",
+        "CREATE VIRTUAL SCALAR s.g() AS acl_claim('a_rather_long_claim_name') || acl_claim('t') || 'x'",
         "CREATE ROLE r CLAIMS (t = 'a')",
         "GRANT CATALOG s TO ROLE r WITH (select, insert, delete) MAIN",
         "GRANT TABLE s.rows TO ROLE r WITH (select, insert, delete) RLS (t = acl_claim('t'))",
@@ -44,6 +45,8 @@ fn exactly_at_the_limit_runs_and_one_byte_less_is_refused() {
         &["SELECT * FROM v JOIN v AS v2 USING (id) WHERE id IN (SELECT id FROM wide)"],
         &["SELECT * FROM information_schema.tables, information_schema.columns AS c, information_schema.tables AS t2"],
         &["SELECT f(1), f(id), f(f2.id) FROM plain, plain AS f2"],
+        // claims in a body become literals, shorter than the calls
+        &["SELECT g(), g(), g(), g()"],
         &["SELECT * FROM tf(1), tf((SELECT id FROM wide LIMIT 1)) AS t2"],
         &["INSERT INTO plain SELECT id FROM wide, wide AS w2"],
         // a CTE named like the object, whose body reads the object: only the body is sliced
