@@ -92,7 +92,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
     ap.add_argument("--rounds", type=int, default=ROUNDS)
-    ap.add_argument("--cases", default="abcde", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--cases", default="abcdef", help="which cases to run, e.g. 'ab'")
     ap.add_argument("--callgrind", metavar="STAGE2_EXTENSION",
                     help="(b) also counts, under valgrind, the instructions the extension's own code runs per "
                          "unprefixed statement; takes stage 2 with a footer (`make bench` builds it), whose "
@@ -194,6 +194,10 @@ def main():
         print()
         metadata_case(ext, max(20, rounds // 30))
 
+    if "f" in args.cases:
+        print()
+        memory_case(ext)
+
 
 CALLGRIND_CHILD = r"""
 import ctypes, os, sys
@@ -243,6 +247,80 @@ def callgrind_case(stage2, statements=1000):
     program = (totals[1][1] - totals[0][1]) / statements
     print(f"(b) instructions per unprefixed statement (valgrind): the extension's code {ours:,.0f} of "
           f"{program:,.0f} in all ({100 * ours / program:.3f}%)   goal: <= 1 us")
+
+
+MEMORY_CHILD = r"""
+import json, sys
+import duckdb
+ext, kind, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) / 1024
+con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
+con.execute("ATTACH ':memory:' AS phys")
+cols = ", ".join(f"c{i} VARCHAR" for i in range(40))
+con.execute(f"CREATE TABLE phys.main.wide (tenant VARCHAR, {cols})")
+con.execute("INSERT INTO phys.main.wide SELECT 'a', " + ", ".join(f"'v{i}'" for i in range(40)) + " FROM range(10)")
+masks = [f"c{i} = left(c{i}, 1) || '*'" if i % 2 else f"c{i}" for i in range(40)]
+if ext:
+    con.execute(f"LOAD '{ext}'")
+    con.execute("ACL ADMIN CREATE VIRTUAL CATALOG s; CREATE VIRTUAL TABLE s.a_rather_long_object_name_x AS "
+                f"phys.main.wide COLUMNS (tenant, {', '.join(masks)}) RLS (tenant = acl_claim('t')); "
+                "CREATE ROLE r CLAIMS (t = 'a'); GRANT CATALOG s TO ROLE r WITH (select) MAIN")
+    if kind == "under":
+        con.execute("SET acl_max_rewrite_bytes = 65536")
+# what the policy makes of one reference (the native side runs this by hand)
+guard = lambda e: f"CASE WHEN tenant = 'a' THEN {e} END"
+slice_sql = ("(SELECT " + ", ".join([guard("tenant") + " AS tenant"] + [guard(m.split(" = ")[1] if " = " in m else m) + f" AS c{i}"
+             for i, m in enumerate(masks)]) + " FROM phys.main.wide AS __acl_l0 WHERE tenant = 'a')")
+def statement(k):
+    if kind == "wide":  # 16 KiB naming the object 496 times: megabytes once sliced
+        return f'ACL ROLE "r" SELECT {k} AS k FROM ' + ", ".join(["a_rather_long_object_name_x"] * 496)
+    refs = " UNION ALL ".join([f"SELECT c{k % 40} FROM " + ("a_rather_long_object_name_x" if ext else slice_sql + " AS x")] * 25)
+    return ('ACL ROLE "r" ' if ext else "") + f"SELECT {k} AS k, * FROM ({refs})"
+before, outcomes, longest = rss(), {}, 0
+for k in range(n):
+    sql = statement(k)
+    longest = max(longest, len(sql))
+    try:
+        con.execute(sql).fetchall()
+        outcome = "ran"
+    except duckdb.Error as e:
+        outcome = str(e).split(":", 1)[-1].strip()[:70]
+    outcomes[outcome] = outcomes.get(outcome, 0) + 1
+print(json.dumps({"before": before, "after": rss(), "outcomes": outcomes, "longest": longest}))
+"""
+
+
+def memory_case(ext, statements=100):
+    """(f) memory: the RSS of a fresh process before and after 100 distinct statements, each
+    16 KiB naming a sliced 41-column object 496 times (megabytes once sliced: refused by
+    acl_max_rewrite_bytes); then 100 distinct statements each just under a 64 KiB limit (run),
+    beside the same expansion written by hand in a process without the extension."""
+    import json
+    import subprocess
+    import sys
+
+    def run(extension, kind):
+        t = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, extension, kind, str(statements)],
+                             check=True, capture_output=True, text=True).stdout
+        r = json.loads(out)
+        r["seconds"] = time.perf_counter() - t
+        return r
+
+    r = run(ext, "wide")
+    print(f"(f) RSS over {statements} distinct 16 KiB statements naming a sliced 41-column object 496 times: "
+          f"{r['before']:.0f} -> {r['after']:.0f} MB, +{r['after'] - r['before']:.0f} MB in {r['seconds']:.1f} s "
+          f"({r['outcomes']})   goal: <= +80 MB (was +848 MB after 12)")
+    # What the extension may add over DuckDB's own growth: its caches' budgets for these statements
+    # (statements 8, shapes 4 + 1, batches with their parses 16 MiB; the connection's texts 8 MiB).
+    a, n = run(ext, "under"), run("", "under")
+    grown, native = a["after"] - a["before"], n["after"] - n["before"]
+    print(f"(f) RSS over {statements} distinct statements just under a 64 KiB limit (25 references, run): "
+          f"acl +{grown:.0f} MB in {a['seconds']:.1f} s ({a['outcomes']}), the same expansion by hand "
+          f"without the extension +{native:.0f} MB ({n['longest'] // 1024} KiB statements): the extension's "
+          f"share +{grown - native:.0f} MB   goal: about its caches' budgets (37 MiB; DuckDB's own part moves by +-10 MB)")
 
 
 def metadata_case(ext, rounds, objects=100):

@@ -181,14 +181,25 @@ public:
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
+	// Bounded in entries and in bytes (spec 012, "Memory"): the keys are whole rewritten
+	// statements, and a batch's statements share one copy of its names. When the batch would
+	// take the map past either bound it starts over, keeping this batch (about to run) whatever
+	// its size.
 	void Remember(const vector<unique_ptr<SQLStatement>> &statements, const string &names) {
 		lock_guard<mutex> guard(lock);
-		if (by_query.size() > MAX_REMEMBERED) {
-			by_query.clear();
-		}
+		idx_t adding = names.size();
 		for (auto &statement : statements) {
-			by_query[statement->query] = names;
+			adding += statement->query.size() + REMEMBERED_OVERHEAD;
 		}
+		if (by_query.size() + statements.size() > MAX_REMEMBERED || remembered_bytes + adding > MAX_REMEMBERED_BYTES) {
+			by_query.clear();
+			remembered_bytes = 0;
+		}
+		auto shared = make_shared_ptr<const string>(names);
+		for (auto &statement : statements) {
+			by_query[statement->query] = shared;
+		}
+		remembered_bytes += adding; // a replaced entry stays counted until the next start-over
 	}
 	bool CanRequestRebind() override {
 		// Planning errors reach OnPlanningError only when some state can request a rebind, which
@@ -272,6 +283,8 @@ public:
 
 private:
 	static constexpr idx_t MAX_REMEMBERED = 1024;
+	static constexpr idx_t MAX_REMEMBERED_BYTES = 8 << 20;
+	static constexpr idx_t REMEMBERED_OVERHEAD = 128; // the node, two string headers
 
 	void ThrowRefusal() {
 		string message;
@@ -287,7 +300,7 @@ private:
 	string Lookup(const string &query) {
 		lock_guard<mutex> guard(lock);
 		auto entry = by_query.find(query);
-		return entry == by_query.end() ? string() : entry->second;
+		return entry == by_query.end() ? string() : *entry->second;
 	}
 	static string Translate(const string &names, const string &message) {
 		OutGuard guard;
@@ -299,7 +312,8 @@ private:
 
 	void *state;
 	mutex lock;
-	unordered_map<string, string> by_query;
+	unordered_map<string, shared_ptr<const string>> by_query;
+	idx_t remembered_bytes = 0;
 	string current;
 	TxnOwner owner;  // who began the open explicit transaction
 	string running;  // the principal of the running query (empty: the gateway's)

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod auth;
 pub mod authz;
+pub mod bounded;
 pub mod error;
 pub mod faults;
 pub mod policy;

@@ -3,14 +3,16 @@
 //! tied to the policy version it was verified under, and valid until the token's `exp`.
 use super::verify;
 use crate::authz::Principal;
+use crate::bounded::{texts, Bounded};
 use crate::error::Result;
 use crate::policy::Policy;
-use dashmap::DashMap;
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Past this many entries the cache starts over: a simple bound that needs no LRU bookkeeping.
+/// Past this many entries, or these many bytes (a token's claims can be long), the cache starts
+/// over: a simple bound that needs no LRU bookkeeping (spec 012, "Memory").
 const MAX_ENTRIES: usize = 10_000;
+const MAX_BYTES: usize = 4 << 20;
 
 struct Entry {
     version: u64,
@@ -20,7 +22,7 @@ struct Entry {
 
 /// Owned by the caller (one per database's state); cheap to share across threads.
 pub struct TokenCache {
-    entries: DashMap<[u8; 32], Entry>,
+    entries: Bounded<[u8; 32], Entry>,
     /// The policy version the entries belong to; a different one empties the cache, so any
     /// policy change (a dropped issuer, an unmapped claim, a dropped role) acts at once.
     version: AtomicU64,
@@ -29,7 +31,7 @@ pub struct TokenCache {
 impl Default for TokenCache {
     fn default() -> Self {
         TokenCache {
-            entries: DashMap::new(),
+            entries: Bounded::new(MAX_BYTES, MAX_ENTRIES),
             version: AtomicU64::new(u64::MAX),
         }
     }
@@ -76,9 +78,10 @@ impl TokenCache {
         }
         self.entries.remove(&key);
         let (principal, exp) = verify(policy, token, now_unix, skew_secs)?;
-        if self.entries.len() >= MAX_ENTRIES {
-            self.entries.clear();
-        }
+        let size = 32
+            + texts(&principal.roles)
+            + principal.label.len()
+            + principal.claims.iter().map(|(k, v)| k.len() + v.as_deref().map_or(0, str::len) + 64).sum::<usize>();
         self.entries.insert(
             key,
             Entry {
@@ -86,6 +89,7 @@ impl TokenCache {
                 exp,
                 principal: principal.clone(),
             },
+            size,
         );
         Ok((principal, exp))
     }

@@ -1,13 +1,26 @@
 //! Rewritten statements, so a gateway repeating a statement pays for sqlparser once. Keyed by
 //! the policy version, the principal (its roles and claims: everything a rewrite depends on
 //! besides the policy) and the statement text. A policy change moves the version, so no entry
-//! outlives the policy it was decided under. Refusals are not cached.
+//! outlives the policy it was decided under. Refusals are not cached. Every cache here is
+//! bounded in bytes as well as entries (`crate::bounded`, spec 012 "Memory").
+use crate::bounded::{texts, Bounded};
 use crate::error::Result;
-use dashmap::DashMap;
+use sqlparser::ast::Query;
 use std::sync::Arc;
 
-/// Past this many entries the cache starts over: a bound without LRU bookkeeping.
+/// Past this many entries a cache starts over (besides its byte budget).
 const MAX_ENTRIES: usize = 4_096;
+/// Byte budgets (spec 012, "Memory"): what each cache may hold, estimated at insert.
+const REWRITES_BYTES: usize = 8 << 20;
+/// A 41-column guarded subquery is ≈ 150 KB as a tree: ≈ 100 of them (per principal and object).
+const SLICES_BYTES: usize = 16 << 20;
+const BATCHES_BYTES: usize = 16 << 20;
+/// sqlparser's tree per byte of its printed text (measured: 59 for a sliced object's subquery,
+/// 110 for an IN list of small numbers, 26 for long names, 5 for string literals).
+pub(crate) const AST_PER_BYTE: usize = 64;
+/// DuckDB's parse (`SQLStatement`s) per byte of the text it came from (measured: 22 for a sliced
+/// object's subquery, 62 for an IN list of small numbers, 8 for long names, 3 for strings).
+pub(crate) const HOST_PARSE_PER_BYTE: usize = 32;
 
 #[derive(Debug)]
 pub struct Cached {
@@ -17,42 +30,83 @@ pub struct Cached {
     pub allowed: Arc<super::Allowed>,
 }
 
-#[derive(Default)]
+impl Cached {
+    fn bytes(&self) -> usize {
+        self.sql.len() + names_bytes(&self.names) + allowed_bytes(&self.allowed)
+    }
+}
+
+fn names_bytes(names: &[(String, String)]) -> usize {
+    names.iter().map(|(p, v)| p.len() + v.len() + 2 * std::mem::size_of::<String>()).sum()
+}
+
+/// The heap an allowed set holds (it grows with every policy subquery a statement names).
+pub(crate) fn allowed_bytes(a: &super::Allowed) -> usize {
+    const S: usize = std::mem::size_of::<String>();
+    let tables: usize = a.tables.iter().map(|t| t.db.len() + t.schema.len() + t.name.len() + 3 * S).sum();
+    let paths = |v: &[Vec<String>]| v.iter().map(|p| texts(p) + S).sum::<usize>();
+    tables + texts(&a.ctes) + paths(&a.functions) + paths(&a.table_functions)
+}
+
 pub struct RewriteCache {
-    entries: DashMap<(u64, String, String), Arc<Cached>>,
+    entries: Bounded<(u64, String, String), Arc<Cached>>,
     /// The subquery that stands for a sliced object, per policy version, principal and object:
     /// built from the policy's SQL pieces and parsed once, then cloned (parsing it was most of a
     /// cold statement's rewrite on a policy object).
     pub slices: SliceCache,
 }
 
-#[derive(Default)]
+impl Default for RewriteCache {
+    fn default() -> RewriteCache {
+        RewriteCache { entries: Bounded::new(REWRITES_BYTES, MAX_ENTRIES), slices: SliceCache::default() }
+    }
+}
+
 pub struct SliceCache {
-    entries: DashMap<(u64, String, crate::policy::ObjKey), Arc<sqlparser::ast::Query>>,
+    entries: Bounded<(u64, String, crate::policy::ObjKey), Arc<Slice>>,
+}
+
+/// A sliced object's subquery and the length of its printed text (what inserting it adds).
+struct Slice {
+    query: Query,
+    printed: usize,
+}
+
+impl Default for SliceCache {
+    fn default() -> SliceCache {
+        SliceCache { entries: Bounded::new(SLICES_BYTES, MAX_ENTRIES) }
+    }
 }
 
 impl SliceCache {
+    /// The subquery for `key`, written `name` in the statement, after taking its printed size
+    /// from `room`: a statement that would grow past `acl_max_rewrite_bytes` is refused before
+    /// the copy is made.
     pub fn get_or(
         &self,
         version: u64,
         principal: &str,
         key: &crate::policy::ObjKey,
-        build: impl FnOnce() -> Result<Box<sqlparser::ast::Query>>,
-    ) -> Result<Box<sqlparser::ast::Query>> {
+        name: &[String],
+        room: &mut super::Room,
+        build: impl FnOnce() -> Result<Box<Query>>,
+    ) -> Result<Box<Query>> {
         let k = (version, principal.to_string(), key.clone());
-        if let Some(hit) = self.entries.get(&k) {
-            return Ok(Box::new(Query::clone(&hit)));
+        let hit = self.entries.get(&k).map(|e| Arc::clone(&e));
+        if let Some(hit) = hit {
+            room.take_for_table(name, hit.printed)?;
+            return Ok(Box::new(hit.query.clone()));
         }
         let fresh = build()?;
-        if self.entries.len() >= MAX_ENTRIES {
-            self.entries.clear();
+        let printed = fresh.to_string().len();
+        let size = k.1.len() + k.2.catalog.len() + k.2.schema.len() + k.2.name.len() + printed * AST_PER_BYTE;
+        if self.entries.fits(size) {
+            self.entries.insert(k, Arc::new(Slice { query: Query::clone(&fresh), printed }), size);
         }
-        self.entries.insert(k, Arc::new(Query::clone(&fresh)));
+        room.take_for_table(name, printed)?;
         Ok(fresh)
     }
 }
-
-use sqlparser::ast::Query;
 
 impl RewriteCache {
     pub fn get_or(
@@ -67,10 +121,8 @@ impl RewriteCache {
             return Ok(Arc::clone(&hit));
         }
         let fresh = Arc::new(rewrite()?);
-        if self.entries.len() >= MAX_ENTRIES {
-            self.entries.clear();
-        }
-        self.entries.insert(key, Arc::clone(&fresh));
+        let size = key.1.len() + key.2.len() + fresh.bytes();
+        self.entries.insert(key, Arc::clone(&fresh), size);
         Ok(fresh)
     }
 }
@@ -80,9 +132,14 @@ impl RewriteCache {
 /// An entry holds for the policy version it was decided under; under `ACL TOKEN` the token is
 /// judged again on every hit (the token cache: expiry against the current clock skew) and must
 /// still denote the same roles and claims. `ACL ADMIN` batches are never cached.
-#[derive(Default)]
 pub struct BatchCache {
-    entries: DashMap<String, Arc<BatchEntry>>,
+    entries: Bounded<String, Arc<BatchEntry>>,
+}
+
+impl Default for BatchCache {
+    fn default() -> BatchCache {
+        BatchCache { entries: Bounded::new(BATCHES_BYTES, MAX_ENTRIES) }
+    }
 }
 
 #[derive(Debug)]
@@ -142,16 +199,24 @@ impl BatchCache {
         self.entries.get(query).map(|e| Arc::clone(&e))
     }
 
-    /// The entry as kept, or `None` when the batch is too long to keep.
+    /// The entry as kept, or `None` when the batch is too long to keep. Its size counts the
+    /// parse the shim may keep with it later (`HOST_PARSE_PER_BYTE` of the rewritten text), so
+    /// an entry whose parse would be too large is not kept, and then no parse is either.
     pub fn insert(&self, query: &str, entry: BatchEntry) -> Option<Arc<BatchEntry>> {
         if query.len() > MAX_BATCH_BYTES {
             return None;
         }
-        if self.entries.len() >= MAX_ENTRIES {
-            self.entries.clear();
+        let size = query.len()
+            + entry.token.as_ref().map_or(0, String::len)
+            + entry.who.len()
+            + entry.output.sql.len() * (1 + HOST_PARSE_PER_BYTE)
+            + entry.output.names.len()
+            + entry.output.checks.iter().flatten().map(|a| allowed_bytes(a)).sum::<usize>();
+        if !self.entries.fits(size) {
+            return None;
         }
         let entry = Arc::new(entry);
-        self.entries.insert(query.to_string(), Arc::clone(&entry));
+        self.entries.insert(query.to_string(), Arc::clone(&entry), size);
         Some(entry)
     }
 }

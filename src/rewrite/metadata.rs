@@ -22,6 +22,9 @@ use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
 
+mod cache;
+pub use cache::MetaCache;
+
 /// The listing table function's name as emitted.
 pub const META_FN: &str = r#""system"."main"."acl_meta""#;
 
@@ -142,14 +145,16 @@ fn sql_string(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-/// The SQL that stands for metadata relation `name` under `view`.
-fn relation_query(view: &View<'_>, name: &str) -> Result<Box<Query>> {
+/// The SQL that stands for metadata relation `name` under `view`, after taking its length from
+/// `room` (its printed form is never shorter than the text: `a_relation_prints_no_shorter`).
+fn relation_query(view: &View<'_>, name: &'static str, room: &mut super::Room) -> Result<Box<Query>> {
     let template = relation_sql(name).ok_or_else(|| AclError::internal("unknown metadata relation"))?;
     let arg = sql_string(&principal_arg(view.principal));
     let mut sql = template.replace("{main}", &view.main_name().map_or("NULL".to_string(), sql_string));
     for (kind, _) in KINDS {
         sql = sql.replace(&format!("{{{kind}}}"), &format!("{META_FN}('{kind}', {arg})"));
     }
+    room.take_for_listing(name, sql.len())?;
     Parser::new(&DuckDbDialect {})
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
@@ -184,7 +189,7 @@ fn show_kind(stmt: &Statement) -> Option<&'static str> {
 
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
     if let Some(kind) = show_kind(stmt) {
-        let inner = relation_query(view, kind)?;
+        let inner = relation_query(view, kind, &mut decision.room)?;
         decision.trusted.push(&*inner as *const Query as usize);
         super::relations::allow_supplied(decision, &inner);
         let mut q = Parser::new(&DuckDbDialect {})
@@ -228,6 +233,11 @@ pub(super) fn is_metadata(tf: &TableFactor) -> bool {
     !matches!(metadata_name(tf), Ok(None))
 }
 
+/// The metadata relation a FROM item names, if it names one (in a form answered here).
+pub(super) fn listing_name(tf: &TableFactor) -> Option<&'static str> {
+    metadata_name(tf).ok().flatten()
+}
+
 /// Which metadata relation a FROM item names, if any.
 fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
     let TableFactor::Table { name, args, .. } = tf else { return Ok(None) };
@@ -264,7 +274,7 @@ impl Meta<'_, '_> {
         let Some(name) = metadata_name(tf)? else { return Ok(()) };
         let TableFactor::Table { alias, .. } = tf else { return Ok(()) };
         let alias = alias.take().unwrap_or_else(|| alias_as(name));
-        let subquery = relation_query(self.view, name)?;
+        let subquery = relation_query(self.view, name, &mut self.decision.room)?;
         self.decision.trusted.push(&*subquery as *const Query as usize);
         super::relations::allow_supplied(self.decision, &subquery);
         translate_errors(self.decision);
@@ -463,6 +473,24 @@ mod tests {
         }
     }
 
+    /// `relation_query` takes the text's length from the room before parsing: a lower bound of
+    /// what the statement grows by only if the printed form is never shorter.
+    #[test]
+    fn a_relation_prints_no_shorter_than_it_takes() {
+        let p = policy();
+        let principal = Principal::role("analyst");
+        let view = View::new(&p, &principal).unwrap();
+        for name in ["duckdb_databases", "duckdb_schemas", "duckdb_tables", "duckdb_views", "duckdb_columns", "schemata",
+            "tables", "columns", "show tables", "show all tables", "show databases"]
+        {
+            let mut room = super::super::Room::new(1 << 20);
+            let printed = relation_query(&view, name, &mut room).unwrap().to_string().len();
+            let taken = (1 << 20) - room.left();
+            assert!(printed >= taken && taken > 0, "{name}: printed {printed} < taken {taken}");
+            assert!(relation_query(&view, name, &mut super::super::Room::new(taken - 1)).is_err());
+        }
+    }
+
     #[test]
     fn the_principal_round_trips() {
         let mut p = Principal::role("Ana'lyst");
@@ -573,58 +601,5 @@ mod tests {
         assert_eq!(numeric("DECIMAL(10,2)"), (Some("10".into()), Some("10".into()), Some("2".into())));
         assert_eq!(numeric("INTEGER").0.as_deref(), Some("32"));
         assert_eq!(numeric("VARCHAR"), (None, None, None));
-    }
-}
-
-/// Listings and column shapes already computed, keyed by the policy version, the principal and
-/// the host's catalog stamp (any DDL or ATTACH moves it), so a client's connect-time queries cost
-/// a lookup. A stamp of 0 (unknown) is never cached.
-#[derive(Default)]
-pub struct MetaCache {
-    listings: dashmap::DashMap<(u64, String, u64), std::sync::Arc<MetaRows>>,
-    /// `(exposed query, stamp)` → its columns, shared by every principal that sees that shape.
-    shapes: dashmap::DashMap<(String, u64), Option<std::sync::Arc<Vec<(String, String)>>>>,
-}
-
-/// Past this many entries a map starts over (a bound without LRU bookkeeping).
-const MAX_CACHED: usize = 4_096;
-
-impl MetaCache {
-    pub fn rows(
-        &self,
-        policy: &Policy,
-        arg: &str,
-        stamp: u64,
-        describe: &mut Describe<'_>,
-        schema_objects: &mut SchemaObjects<'_>,
-    ) -> Result<std::sync::Arc<MetaRows>> {
-        // A virtual schema's contents are part of the listing: the stamp moves with any DDL in
-        // its physical schema (whose catalog is never temp or system, see the shim), so a cached
-        // listing never misses a table created there.
-        if stamp == 0 {
-            return listing_rows(policy, arg, describe, schema_objects).map(std::sync::Arc::new);
-        }
-        let key = (policy.version, arg.to_string(), stamp);
-        if let Some(hit) = self.listings.get(&key) {
-            return Ok(std::sync::Arc::clone(&hit));
-        }
-        let mut shaped = |sql: &str| {
-            let k = (sql.to_string(), stamp);
-            if let Some(hit) = self.shapes.get(&k) {
-                return hit.clone();
-            }
-            let cols = describe(sql);
-            if self.shapes.len() >= MAX_CACHED {
-                self.shapes.clear();
-            }
-            self.shapes.insert(k, cols.clone());
-            cols
-        };
-        let rows = std::sync::Arc::new(listing_rows(policy, arg, &mut shaped, schema_objects)?);
-        if self.listings.len() >= MAX_CACHED {
-            self.listings.clear();
-        }
-        self.listings.insert(key, std::sync::Arc::clone(&rows));
-        Ok(rows)
     }
 }

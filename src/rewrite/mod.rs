@@ -22,6 +22,7 @@ mod metadata;
 mod post_check;
 mod printable;
 mod relations;
+mod room;
 mod shapes;
 mod slices;
 mod validate;
@@ -35,6 +36,7 @@ pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::translate as translate_error;
 pub use functions::{never_callable, FnGate};
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
+pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};
 pub use virtual_fns::normalise_body;
 
@@ -74,6 +76,19 @@ pub struct Decision {
     pub names: Vec<(String, String)>,
     /// The virtual catalogs the statement touches (EXPLAIN needs `explain` on each).
     pub catalogs: Vec<String>,
+    /// What the rules may still add before the batch passes `acl_max_rewrite_bytes`.
+    pub room: Room,
+}
+
+/// `acl_max_rewrite_bytes` as a length.
+fn max_len(settings: &Settings) -> usize {
+    usize::try_from(settings.max_rewrite_bytes).unwrap_or(usize::MAX)
+}
+
+/// Whether a principal's rewritten batch of `len` bytes may run under `settings` (a cached or
+/// reused rewrite is judged again: the setting is per connection and may have been lowered).
+pub fn fits(len: usize, settings: &Settings) -> bool {
+    len <= max_len(settings)
 }
 
 impl Decision {
@@ -137,6 +152,9 @@ pub fn batch_cached(
     query: &str,
 ) -> Option<Arc<BatchEntry>> {
     let entry = batches.get(query)?;
+    if !fits(entry.output.sql.len(), settings) {
+        return None; // the full path refuses it
+    }
     still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who).then_some(entry)
 }
 
@@ -309,8 +327,11 @@ fn principal_batch(
     checks: &mut Vec<Option<std::sync::Arc<Allowed>>>,
 ) -> Result<usize> {
     let who = who(principal);
+    let limit = max_len(settings);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
     for s in &batch.statements {
+        // The separator `push` adds before every statement but the first.
+        let room = limit.saturating_sub(sql.len() + if sql.is_empty() { 0 } else { 2 });
         let mut rewrite = || -> Result<Cached> {
             if decided.is_none() {
                 let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who).with_expiry(exp);
@@ -318,7 +339,7 @@ fn principal_batch(
             }
             let (view, fns) = decided.as_ref().expect("set above");
             let mut mine = Vec::new();
-            let (sql, allowed) = statement_with_names(view, fns, s, &mut mine, settings.faults)?;
+            let (sql, allowed) = statement_with_names(view, fns, s, &mut mine, settings.faults, room)?;
             Ok(Cached { sql, names: mine, allowed: std::sync::Arc::new(allowed) })
         };
         let mut fresh = false;
@@ -332,6 +353,9 @@ fn principal_batch(
             done = Arc::new(rewrite()?);
         }
         push(sql, &done.sql);
+        if sql.len() > limit {
+            return Err(too_large()); // a cached statement, or the final print of a fresh one
+        }
         names.extend(done.names.iter().cloned());
         checks.push(Some(done.allowed.clone()));
     }
@@ -353,12 +377,12 @@ fn admin_call(stmt: &str) -> String {
 
 /// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
 pub fn statement(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<String> {
-    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default()).map(|(s, _)| s)
+    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX).map(|(s, _)| s)
 }
 
 /// `statement`, also returning what DuckDB's parse of the result may name.
 pub fn statement_allowed(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<(String, Allowed)> {
-    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default())
+    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX)
 }
 
 /// `statement`, also collecting the names its errors are translated with.
@@ -368,6 +392,7 @@ fn statement_with_names(
     sql: &str,
     names: &mut Vec<(String, String)>,
     faults: crate::faults::Faults,
+    room: usize,
 ) -> Result<(String, Allowed)> {
     let mut stmt = parse_one(sql)?;
     let gate = gate::check(&mut stmt)?;
@@ -376,7 +401,7 @@ fn statement_with_names(
         return Ok((stmt.to_string(), Allowed::as_is()));
     }
     let kind = duckdb_statement_type(&stmt);
-    let mut decision = Decision::default();
+    let mut decision = Decision { room: Room::ahead_of(&stmt, room), ..Decision::default() };
     if let Statement::CreateView(cv) = &mut stmt {
         // The body is judged on its own and stands behind the view guard (`views`).
         let temporary = ddl::view_is_temporary(view, cv)?;

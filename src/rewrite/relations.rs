@@ -386,8 +386,14 @@ impl Resolver<'_, '_, '_> {
                 }
                 let build = || super::slices::subquery(self.view, &resolved.relation.kind, &layers);
                 let subquery = match self.view.slice_cache {
-                    Some((cache, who)) => cache.get_or(self.view.policy.version, who, &resolved.key, build)?,
-                    None => build()?,
+                    Some((cache, who)) => {
+                        cache.get_or(self.view.policy.version, who, &resolved.key, &p, &mut self.decision.room, build)?
+                    }
+                    None => {
+                        let q = build()?;
+                        self.decision.room.take_for_table(&p, q.to_string().len())?; // spec 012, "Memory"
+                        q
+                    }
                 };
                 // Errors about the tables inside are reported under the object's virtual name.
                 let _ = sqlparser::ast::Visit::visit(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });

@@ -11,13 +11,15 @@
 //! rule that reads a number. Each concrete statement is still parsed by DuckDB and compared
 //! with the decision by the second check (spec 011).
 use super::{Output, Reuse};
+use crate::bounded::{texts, Bounded};
 use crate::prefix::{Batch, Prefix, Token, TokenKind};
-use dashmap::DashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Past this many shapes the map starts over (as the other caches do).
+/// Past this many shapes, or these many bytes, a map starts over (as the other caches do).
 const MAX_SHAPES: usize = 4_096;
+const SHAPES_BYTES: usize = 4 << 20;
+const SEEN_BYTES: usize = 1 << 20;
 /// Marks a literal in a shape's key; a query containing it has no shape.
 const HOLE: char = '\0';
 /// Sentinels are this plus the literal's index: 19 digits, which a policy's own SQL would have
@@ -112,12 +114,17 @@ pub struct ShapeEntry {
     expires: i64,
 }
 
-#[derive(Default)]
 pub struct ShapeCache {
-    entries: DashMap<String, Arc<ShapeEntry>>,
+    entries: Bounded<String, Arc<ShapeEntry>>,
     /// Keys met once: learning costs a second rewrite, so a shape is learned the second time it
     /// is met (a statement whose shape never comes back pays only this entry).
-    seen: DashMap<String, ()>,
+    seen: Bounded<String, ()>,
+}
+
+impl Default for ShapeCache {
+    fn default() -> ShapeCache {
+        ShapeCache { entries: Bounded::new(SHAPES_BYTES, MAX_SHAPES), seen: Bounded::new(SEEN_BYTES, MAX_SHAPES) }
+    }
 }
 
 impl ShapeCache {
@@ -126,10 +133,7 @@ impl ShapeCache {
         if self.seen.contains_key(&shape.key) {
             return true;
         }
-        if self.seen.len() >= MAX_SHAPES {
-            self.seen.clear();
-        }
-        self.seen.insert(shape.key.clone(), ());
+        self.seen.insert(shape.key.clone(), (), shape.key.len());
         false
     }
 
@@ -146,7 +150,11 @@ impl ShapeCache {
         if !super::still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who) {
             return None;
         }
-        let mut sql = String::with_capacity(entry.pieces.iter().map(String::len).sum::<usize>() + 8 * entry.holes.len());
+        let len = entry.pieces.iter().map(String::len).sum::<usize>() + entry.holes.iter().map(|&h| shape.literal(h).len()).sum::<usize>();
+        if !super::fits(len, settings) {
+            return None; // the full path refuses it
+        }
+        let mut sql = String::with_capacity(len);
         for (i, piece) in entry.pieces.iter().enumerate() {
             sql.push_str(piece);
             if let Some(&h) = entry.holes.get(i) {
@@ -189,9 +197,6 @@ impl ShapeCache {
         if rebuilt != actual.sql {
             return;
         }
-        if self.entries.len() >= MAX_SHAPES {
-            self.entries.clear();
-        }
         let entry = ShapeEntry {
             version: actual.version,
             token: reuse.token.clone(),
@@ -204,7 +209,14 @@ impl ShapeCache {
             principal: actual.principal.clone(),
             expires: actual.expires,
         };
-        self.entries.insert(shape.key.clone(), Arc::new(entry));
+        let size = shape.key.len()
+            + entry.token.as_ref().map_or(0, String::len)
+            + entry.who.len()
+            + texts(&entry.pieces)
+            + entry.holes.len() * std::mem::size_of::<usize>()
+            + entry.names.len()
+            + entry.checks.iter().flatten().map(|a| super::cache::allowed_bytes(a)).sum::<usize>();
+        self.entries.insert(shape.key.clone(), Arc::new(entry), size);
     }
 }
 

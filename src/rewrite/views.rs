@@ -70,6 +70,8 @@ pub(super) fn prepare(
         digest: String::new(),
     };
     let (query, sql, body) = rewrite_body(view, fns, &args.body, args.persistent, faults)?;
+    // The body was judged with room of its own: it takes its printed size from the statement's.
+    decision.room.take(sql.len())?;
     let args = GuardArgs { digest: digest(&sql), ..args };
     let q = |s: &str| super::relations::quoted_sql(s);
     let template = format!(
@@ -104,7 +106,7 @@ pub(super) fn prepare(
     decision.trusted.push(&*cv.query as *const Query as usize);
     // The whole wrapper is trusted, so `body.trusted` is not needed; every other field joins the
     // decision (destructured, so a new field of `Decision` must be decided here).
-    let Decision { physical, ctes, trusted: _, table_functions, functions, trusted_tables, names, catalogs } = body;
+    let Decision { physical, ctes, trusted: _, table_functions, functions, trusted_tables, names, catalogs, room: _ } = body;
     decision.physical.extend(physical);
     decision.ctes.extend(ctes);
     decision.table_functions.extend(table_functions);

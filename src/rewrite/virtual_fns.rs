@@ -109,6 +109,7 @@ impl<'a> Expand<'a, '_> {
                 Expr::Function(g)
             }
             FnBody::Expr(body) => {
+                self.decision.room.take(body_growth(body))?; // spec 012, "Memory"
                 let mut body = body.clone();
                 self.substitute(&mut body, &args)?;
                 Expr::Nested(Box::new(body))
@@ -136,7 +137,10 @@ impl<'a> Expand<'a, '_> {
                 }
                 return Ok(());
             }
-            FnBody::Query(q) => q.clone(),
+            FnBody::Query(q) => {
+                self.decision.room.take(body_growth(q))?; // spec 012, "Memory"
+                q.clone()
+            }
             FnBody::Expr(_) => return Err(AclError::internal("a scalar body in FROM")),
         };
         self.substitute(&mut *query, &args)?;
@@ -153,6 +157,27 @@ impl<'a> Expand<'a, '_> {
             ControlFlow::Continue(()) => Ok(()),
         }
     }
+}
+
+/// What an expansion adds to the statement at least: the body's own text without its `acl_arg`
+/// and `acl_claim` calls (replaced by the arguments, which the statement held already, and by
+/// literals, which may be shorter than the calls).
+fn body_growth<T: std::fmt::Display + sqlparser::ast::Visit>(body: &T) -> usize {
+    struct Placeholders(usize);
+    impl sqlparser::ast::Visitor for Placeholders {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            if let Expr::Function(f) = e {
+                if acl_arg_index(f).is_some() || is_acl_claim(f) {
+                    self.0 += e.to_string().len();
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut p = Placeholders(0);
+    let _ = body.visit(&mut p);
+    body.to_string().len().saturating_sub(p.0)
 }
 
 fn alias_as(name: &str) -> TableAlias {

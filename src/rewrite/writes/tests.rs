@@ -80,7 +80,7 @@ fn refused(role: &str, sql: &str, message_part: &str) {
 
 /// The principal's own error() after the function gate; the write check's is emitted bare.
 const E: &str = r#""system"."main"."error""#;
-const CHECK: &str = "error('acl: a row written by MERGE is outside the principal''s slice of c.people')";
+const CHECK: &str = "error($acl$acl: a row written by MERGE is outside the principal's slice of c.people$acl$)";
 
 #[test]
 fn by_source_runs_only_on_visible_target_rows() {

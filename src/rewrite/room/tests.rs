@@ -1,0 +1,112 @@
+//! `acl_max_rewrite_bytes`: a batch exactly at the limit is rewritten, one byte less refuses it,
+//! and the room is taken ahead for every reference written the same way.
+use super::super::{batch, RewriteCache, Settings};
+use super::Room;
+use crate::policy::Policy;
+use crate::prefix::{Batch, Prefix};
+
+fn policy() -> Policy {
+    let mut p = Policy::default();
+    for s in [
+        "CREATE VIRTUAL CATALOG s",
+        "CREATE VIRTUAL TABLE s.wide AS phys.main.wide COLUMNS (id, a = left(a, 1) || '*', b) RLS (t = acl_claim('t'))",
+        "CREATE VIRTUAL TABLE s.plain AS phys.main.plain",
+        "CREATE VIRTUAL TABLE s.rows AS phys.main.rows",
+        "CREATE VIRTUAL VIEW s.v AS SELECT id FROM phys.main.plain WHERE id > 0",
+        "CREATE VIRTUAL SCALAR s.f(x INT) AS acl_arg(1) + acl_arg(1) + 1000000",
+        "CREATE VIRTUAL TABLE FUNCTION s.tf(n INT) AS SELECT id FROM phys.main.plain WHERE id > acl_arg(1)",
+        "CREATE VIRTUAL SCALAR s.g() AS acl_claim('a_rather_long_claim_name') || acl_claim('t') || 'x'",
+        "CREATE ROLE r CLAIMS (t = 'a')",
+        "GRANT CATALOG s TO ROLE r WITH (select, insert, delete) MAIN",
+        "GRANT TABLE s.rows TO ROLE r WITH (select, insert, delete) RLS (t = acl_claim('t'))",
+    ] {
+        crate::admin::apply(&mut p, &crate::admin::parse(s).unwrap_or_else(|e| panic!("{s}: {e}")))
+            .unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    p
+}
+
+fn rewrite(p: &Policy, cache: &RewriteCache, statements: &[&str], limit: u64) -> crate::error::Result<String> {
+    let b = Batch { prefix: Prefix::Role("r".into()), statements: statements.to_vec() };
+    let settings = Settings { max_rewrite_bytes: limit, ..Default::default() };
+    batch(p, &crate::auth::TokenCache::default(), cache, &settings, &b).map(|o| o.sql)
+}
+
+const TOO_LARGE: &str = "acl: the statement is too large after the policy is applied";
+
+/// Every way a statement grows: the early estimate never refuses what fits, and the exact
+/// check refuses one byte over, whether the rewrite is fresh or cached.
+#[test]
+fn exactly_at_the_limit_runs_and_one_byte_less_is_refused() {
+    let p = policy();
+    let cases: &[&[&str]] = &[
+        &["SELECT id FROM wide, wide AS w2, s.main.wide AS w3"],
+        &["WITH wide AS (SELECT * FROM s.wide) SELECT * FROM wide, (SELECT a FROM wide) AS x"],
+        &["SELECT * FROM v JOIN v AS v2 USING (id) WHERE id IN (SELECT id FROM wide)"],
+        &["SELECT * FROM information_schema.tables, information_schema.columns AS c, information_schema.tables AS t2"],
+        &["SELECT f(1), f(id), f(f2.id) FROM plain, plain AS f2"],
+        // claims in a body become literals, shorter than the calls
+        &["SELECT g(), g(), g(), g()"],
+        &["SELECT * FROM tf(1), tf((SELECT id FROM wide LIMIT 1)) AS t2"],
+        &["INSERT INTO plain SELECT id FROM wide, wide AS w2"],
+        // a CTE named like the object, whose body reads the object: only the body is sliced
+        &["WITH wide AS (SELECT id FROM wide) SELECT * FROM wide, wide AS w2, (SELECT id FROM wide) AS w3"],
+        // a sliced target is checked, not sliced; only the source is
+        &["INSERT INTO rows (id, t) SELECT id, t FROM rows WHERE id > 1"],
+        &["DELETE FROM rows WHERE id IN (SELECT id FROM rows WHERE id > 1)"],
+        &["SELECT 1 FROM wide", "SELECT 2 FROM wide, wide AS w2", "SHOW ALL TABLES"],
+    ];
+    for statements in cases {
+        let full = rewrite(&p, &RewriteCache::default(), statements, u64::MAX).unwrap();
+        let n = full.len() as u64;
+        assert_eq!(rewrite(&p, &RewriteCache::default(), statements, n).as_deref(), Ok(full.as_str()), "{statements:?}");
+        let err = rewrite(&p, &RewriteCache::default(), statements, n - 1).unwrap_err().to_string();
+        assert_eq!(err, TOO_LARGE, "{statements:?}");
+        // cached statements are judged again under the limit of the moment
+        let cache = RewriteCache::default();
+        rewrite(&p, &cache, statements, u64::MAX).unwrap();
+        assert_eq!(rewrite(&p, &cache, statements, n - 1).unwrap_err().to_string(), TOO_LARGE, "{statements:?}");
+        assert_eq!(rewrite(&p, &cache, statements, n).as_deref(), Ok(full.as_str()), "{statements:?}");
+    }
+}
+
+/// A statement naming a sliced object 500 times is refused at the first reference: the room
+/// for all 500 is taken before the first copy.
+#[test]
+fn the_first_reference_takes_the_room_for_every_reference_written_the_same_way() {
+    let parse = |sql: &str| super::super::parse_one(sql).unwrap();
+    let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let refs = vec!["wide"; 500].join(", ");
+    let mut room = Room::ahead_of(&parse(&format!("SELECT 1 FROM {refs}, s.main.wide")), 1 << 20);
+    room.take_for_table(&names(&["s", "main", "wide"]), 1_000).unwrap();
+    assert_eq!(room.left(), (1 << 20) - 1_000);
+    assert!(room.take_for_table(&names(&["wide"]), 2_500).is_err(), "500 × 2 500 bytes do not fit in 1 MiB");
+    let mut room = Room::ahead_of(&parse(&format!("SELECT 1 FROM {refs}")), 1 << 20);
+    room.take_for_table(&names(&["wide"]), 2_000).unwrap();
+    room.take_for_table(&names(&["wide"]), 2_000).unwrap(); // paid already
+    assert_eq!(room.left(), (1 << 20) - 500 * 2_000);
+    // listings are counted in every statement
+    let mut room = Room::ahead_of(&parse("INSERT INTO t SELECT 1 FROM information_schema.tables, information_schema.tables AS b"), 70);
+    room.take_for_listing("tables", 40).unwrap_err();
+    // only references that certainly get the same subquery are counted ahead: not a one-part
+    // name some CTE defines (it may be the CTE), not inside DML (the target is checked, not sliced)
+    let mut room = Room::ahead_of(&parse("WITH wide AS (SELECT 1) SELECT 1 FROM wide, s.wide, s.wide AS b, (SELECT 1 FROM wide) AS c"), 1_000);
+    room.take_for_table(&names(&["wide"]), 100).unwrap();
+    assert_eq!(room.left(), 900);
+    room.take_for_table(&names(&["s", "wide"]), 100).unwrap();
+    assert_eq!(room.left(), 700);
+    let mut room = Room::ahead_of(&parse("INSERT INTO rows SELECT * FROM rows, rows AS b"), 1_000);
+    room.take_for_table(&names(&["rows"]), 100).unwrap();
+    assert_eq!(room.left(), 900);
+}
+
+#[test]
+fn the_refusal_names_nothing() {
+    let p = policy();
+    let err = rewrite(&p, &RewriteCache::default(), &["SELECT a, b FROM wide"], 10).unwrap_err().to_string();
+    assert_eq!(err, TOO_LARGE);
+    // the limit is the principal's: a management batch is the gateway's own
+    let b = Batch { prefix: Prefix::Admin, statements: vec!["CREATE ROLE someone_with_a_long_name"] };
+    let settings = Settings { max_rewrite_bytes: 10, ..Default::default() };
+    assert!(batch(&p, &crate::auth::TokenCache::default(), &RewriteCache::default(), &settings, &b).is_ok());
+}
