@@ -2,6 +2,7 @@
 //! DuckDB dialect) and each statement goes through the rules in order:
 //!
 //! 1. `gate`        — only statement types with a rule run (`explain` adds its check at the end);
+//!    `types`       — only DuckDB's built-in types may be named (casts, literals, columns);
 //! 2. `functions`   — every function call admitted by the function policy and qualified to its key;
 //! 3. `metadata`    — information_schema, duckdb_*() and SHOW answered from the virtual catalog;
 //! 4. `relations`   — every table name resolved through the virtual catalog, capabilities checked
@@ -23,6 +24,7 @@ mod post_check;
 mod relations;
 mod shapes;
 mod slices;
+mod types;
 mod validate;
 mod virtual_fns;
 mod writes;
@@ -303,6 +305,7 @@ fn statement_with_names(
     if let gate::Gate::AsIs = gate {
         return Ok((stmt.to_string(), Allowed::as_is()));
     }
+    types::check(&stmt, &view.policy.functions.host)?;
     let kind = duckdb_statement_type(&stmt);
     let mut decision = Decision::default();
     let calls = functions::apply(&mut stmt, view, fns, &mut decision, faults.unqualified_functions)?;
