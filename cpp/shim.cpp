@@ -2,6 +2,7 @@
 // nothing. Rust answers "not ours", a rewritten SQL text, or a refusal; refusals are thrown
 // (a returned error would be swallowed in fallback mode).
 #include "acl_shim.hpp"
+#include "duckdb/planner/planner_extension.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -70,9 +71,11 @@ bool TaggedVersion(const string &query, uint64_t &version) {
 	return true;
 }
 
-// Per connection: the names each statement we produced was decided with, so DuckDB's own errors
-// about it (binder, constraint, conversion) are reported in the principal's names, without the
-// `LINE 1:` excerpt of the rewritten text.
+// Per connection: the names each principal's statement was decided with (every such statement
+// has a non-empty blob, also one that names no table), so each of DuckDB's errors about it is
+// reported as the principal may see it: in the principal's names where a message names an object
+// the rewrite placed, without the `LINE 1:` excerpt of the rewritten text or DuckDB's
+// suggestions, and otherwise as DuckDB wrote it (src/rewrite/errors.rs).
 class AclClientState : public ClientContextState {
 public:
 	explicit AclClientState(void *state_p) : state(state_p) {
@@ -98,6 +101,11 @@ public:
 			by_query[statement->query] = names;
 		}
 	}
+	// Is the query running now a principal's statement?
+	bool Ours() {
+		lock_guard<mutex> guard(lock);
+		return !current.empty();
+	}
 	bool CanRequestRebind() override {
 		// Planning errors reach OnPlanningError only when some state can request a rebind, which
 		// makes DuckDB bind a copy: ask for it only while one of our statements runs.
@@ -108,23 +116,33 @@ public:
 		auto names = Lookup(context.GetCurrentQuery());
 		lock_guard<mutex> guard(lock);
 		current = std::move(names);
+		translated.clear();
 	}
 	RebindQueryInfo OnPlanningError(ClientContext &, SQLStatement &statement, ErrorData &error) override {
 		auto names = Lookup(statement.query);
 		if (!names.empty()) {
-			throw Exception(error.Type(), Translate(names, error.RawMessage()));
+			auto message = Translate(names, error.Type(), error.RawMessage());
+			{
+				lock_guard<mutex> guard(lock);
+				translated = message;
+			}
+			throw Exception(error.Type(), message);
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
 	void QueryEnd(ClientContext &, optional_ptr<ErrorData> error) override {
-		string names;
+		string names, done;
 		{
 			lock_guard<mutex> guard(lock);
 			names = std::move(current);
 			current.clear();
+			done = std::move(translated);
+			translated.clear();
 		}
-		if (error && error->HasError() && !names.empty()) {
-			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
+		// A planning error arrives here a second time, already translated: translating it again
+		// would read the principal's names as unknown objects.
+		if (error && error->HasError() && !names.empty() && error->RawMessage() != done) {
+			*error = ErrorData(error->Type(), Translate(names, error->Type(), error->RawMessage()));
 		}
 	}
 
@@ -136,9 +154,11 @@ private:
 		auto entry = by_query.find(query);
 		return entry == by_query.end() ? string() : entry->second;
 	}
-	static string Translate(const string &names, const string &message) {
+	static string Translate(const string &names, ExceptionType type, const string &message) {
 		OutGuard guard;
-		if (!acl_rs_translate_error(names.data(), names.size(), message.data(), message.size(), &guard.out)) {
+		auto kind = Exception::ExceptionTypeToString(type);
+		if (!acl_rs_translate_error(names.data(), names.size(), kind.data(), kind.size(), message.data(),
+		                            message.size(), &guard.out)) {
 			return "acl: the statement failed (the details are withheld)";
 		}
 		return guard.Text();
@@ -148,7 +168,46 @@ private:
 	mutex lock;
 	unordered_map<string, string> by_query;
 	string current;
+	string translated; // what OnPlanningError threw for the current query
 };
+
+// SQL value keywords (CURRENT_TIMESTAMP, current_user, …) are column references in DuckDB's parse;
+// the binder turns one that names no column into an unqualified call (`get_current_timestamp()`,
+// Binder::GetSQLValueFunction), which a macro in temp.main or the default database would capture.
+// In a principal's statement that call is to the built-in, like every call DuckDB's parser
+// produces (the walk qualifies those); other statements bind as DuckDB would.
+const char *ValueFunctionName(const string &column) {
+	static const char *const NAMES[][2] = {
+	    {"current_catalog", "current_catalog"}, {"current_date", "current_date"},
+	    {"current_schema", "current_schema"},   {"current_role", "current_role"},
+	    {"current_time", "get_current_time"},   {"current_timestamp", "get_current_timestamp"},
+	    {"current_user", "current_user"},       {"localtime", "current_localtime"},
+	    {"localtimestamp", "current_localtimestamp"}, {"session_user", "session_user"},
+	    {"user", "user"}};
+	auto lower = StringUtil::Lower(column);
+	for (auto &entry : NAMES) {
+		if (lower == entry[0]) {
+			return entry[1];
+		}
+	}
+	return nullptr;
+}
+
+GetSQLValueFunctionReturnType AclValueFunction(PlannerExtensionInput &input, const string &column,
+                                               unique_ptr<ParsedExpression> &result) {
+	auto name = ValueFunctionName(column);
+	if (!name) {
+		return GetSQLValueFunctionReturnType::CONTINUE_BINDING;
+	}
+	auto client = input.context.registered_state->Get<AclClientState>("acl_errors");
+	if (!client || !client->Ours()) {
+		return GetSQLValueFunctionReturnType::CONTINUE_BINDING;
+	}
+	result = make_uniq<FunctionExpression>(
+	    QualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), Identifier(string(name))),
+	    vector<unique_ptr<ParsedExpression>>());
+	return GetSQLValueFunctionReturnType::FINISH_BINDING;
+}
 
 // DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
 // second check passed on it: a repeated batch copies these statements instead of parsing again.
@@ -238,6 +297,9 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 			                  parsed.strs.size(), &failure.out)) {
 				throw InvalidInputException(failure.Text());
 			}
+			for (auto f : parsed.qualify) {
+				f->SetQualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), f->FunctionName());
+			}
 		} else {
 			keep = false; // management statements: the gateway's own, never kept
 		}
@@ -323,7 +385,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	auto names = guard.Names();
 	if (options.context) {
 		auto client = options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state);
-		if (!names.empty()) {
+		if (!names.empty()) { // a principal's batch (management batches have no blob)
 			client->Remember(statements, names);
 		}
 	}
@@ -378,6 +440,10 @@ void LoadInternal(ExtensionLoader &loader) {
 	extension.parser_override = AclParserOverride;
 	extension.parser_info = parser_info;
 	ParserExtension::Register(config, extension);
+
+	PlannerExtension planner;
+	planner.get_sql_value_function = AclValueFunction;
+	PlannerExtension::Register(config, planner);
 
 	// Turn the hook on, unless the operator already chose a mode.
 	Value current;

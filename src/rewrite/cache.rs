@@ -12,7 +12,7 @@ const MAX_ENTRIES: usize = 4_096;
 #[derive(Debug)]
 pub struct Cached {
     pub sql: String,
-    pub names: Vec<(String, String)>,
+    pub names: Vec<(super::ErrorSlot, String, String)>,
     /// What DuckDB's parse of `sql` may name (`defence`).
     pub allowed: Arc<super::Allowed>,
 }
