@@ -55,6 +55,8 @@ const PARSER_NAMES: &[&str] = &[
     "not_ilike_escape", "regexp_matches", "regexp_full_match", "trim", "ltrim", "rtrim", "to_centuries", "to_days",
     "to_decades", "to_hours", "to_microseconds", "to_millennia", "to_milliseconds", "to_minutes", "to_months",
     "to_quarters", "to_seconds", "to_weeks", "to_years",
+    // `x = ANY([…])` → `ANY(SELECT unnest(…))`; unnest binds by name, never through the catalog
+    "unnest",
 ];
 
 /// The name a rule or policy SQL wrote for a name DuckDB's parser reports (`count(*)` is
