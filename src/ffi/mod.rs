@@ -86,6 +86,8 @@ struct Checks {
     off: bool,
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it (`acl_rs_parsed_*`).
     entry: Option<Arc<rewrite::BatchEntry>>,
+    /// The instance's built-ins: a bare call in DuckDB's parse must be one (`defence::check`).
+    host: Arc<crate::policy::functions::HostFunctions>,
 }
 
 extern "C-unwind" {
@@ -227,7 +229,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.names = AclBuf::from(o.names);
             out.n_statements = o.statements as u64;
             out.version = o.version;
-            let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry };
+            let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry, host: state.host_functions() };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
@@ -291,7 +293,12 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
             out.names = AclBuf::from(entry.output.names.clone());
             out.n_statements = entry.output.statements as u64;
             out.version = entry.output.version;
-            let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence, entry: Some(entry) };
+            let checks = Checks {
+                statements: entry.output.checks.clone(),
+                off: state.faults.no_defence,
+                entry: Some(entry),
+                host: state.host_functions(),
+            };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
@@ -434,7 +441,7 @@ pub unsafe extern "C" fn acl_rs_check(
             }
             parsed.push((r.kind, path));
         }
-        rewrite::defence_check(allowed, parsed)
+        rewrite::defence_check(allowed, &checks.host, parsed)
     }));
     match result {
         Ok(Ok(())) => true,
