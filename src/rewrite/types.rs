@@ -6,11 +6,13 @@
 //! DuckDB 2.0, so such a name binds the built-in wherever it is looked up. A qualified type name
 //! reaches into some database's catalog and is refused. Runs on the principal's statement only
 //! (before any policy SQL is inserted): every cast (`::`, CAST, TRY_CAST), typed literal, nested
-//! type (LIST/ARRAY/STRUCT/MAP/UNION elements), CREATE TABLE column and lambda parameter type.
+//! type (LIST/ARRAY/STRUCT/MAP/UNION elements), CREATE TABLE column and lambda parameter type,
+//! and the string arguments some functions read type names from (`make_type`, `from_json`, …).
 use crate::error::{AclError, Result};
 use crate::policy::functions::HostFunctions;
 use sqlparser::ast::{
-    ArrayElemTypeDef, DataType, Expr, FunctionArgumentClause, FunctionArguments, MapBracketKind, ObjectNamePart, Statement,
+    ArrayElemTypeDef, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, MapBracketKind,
+    ObjectNamePart, Statement,
     StructBracketKind, TableFactor, TypeModifier, Visit, Visitor,
 };
 use std::ops::ControlFlow;
@@ -55,6 +57,33 @@ fn not_permitted(shown: &str) -> AclError {
 
 fn unsupported() -> AclError {
     AclError::refused("this form of type is not supported")
+}
+
+fn literal_needed(function: &str) -> AclError {
+    AclError::refused(format!("the types {function} reads must be written as a string literal"))
+}
+
+/// The kinds of string arguments that name types.
+enum TypeString {
+    /// One type name.
+    Name,
+    /// A JSON structure whose strings are types.
+    Json,
+    /// A list literal of type strings.
+    List,
+}
+
+fn string_literal(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            sqlparser::ast::Value::SingleQuotedString(s) | sqlparser::ast::Value::DollarQuotedString(sqlparser::ast::DollarQuotedString { value: s, .. }) => {
+                Some(s.as_str())
+            }
+            _ => None,
+        },
+        Expr::Nested(inner) => string_literal(inner),
+        _ => None,
+    }
 }
 
 impl Gate<'_> {
@@ -121,6 +150,80 @@ impl Gate<'_> {
         }
     }
 
+    /// Functions that look a type up by a name in a string at bind time, through the same search
+    /// path (`TransformStringToLogicalType`): `make_type('t')` (base), the JSON structure of
+    /// `from_json`/`json_transform` (json), the signature of `to_aggregate_state` (base). Such an
+    /// argument must be a string literal naming built-in types only (a constant expression would
+    /// fold to any name).
+    fn type_strings(&self, f: &sqlparser::ast::Function, args: &[FunctionArg]) -> Result<()> {
+        let name = match f.name.0.last() {
+            Some(ObjectNamePart::Identifier(i)) => i.value.to_ascii_lowercase(),
+            _ => return Ok(()),
+        };
+        let (position, kind) = match name.as_str() {
+            "make_type" => (0, TypeString::Name),
+            "from_json" | "from_json_strict" | "json_transform" | "json_transform_strict" => (1, TypeString::Json),
+            "to_aggregate_state" => (2, TypeString::List),
+            _ => return Ok(()),
+        };
+        let Some(arg) = args.get(position) else { return Ok(()) };
+        let expr = match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e))
+            | FunctionArg::Named { arg: FunctionArgExpr::Expr(e), .. }
+            | FunctionArg::ExprNamed { arg: FunctionArgExpr::Expr(e), .. } => e,
+            _ => return Err(literal_needed(&name)),
+        };
+        match kind {
+            TypeString::Name => self.type_name_string(string_literal(expr).ok_or_else(|| literal_needed(&name))?),
+            TypeString::Json => {
+                let text = string_literal(expr).ok_or_else(|| literal_needed(&name))?;
+                match serde_json::from_str::<serde_json::Value>(text) {
+                    Ok(structure) => self.json_structure(&structure),
+                    Err(_) => Ok(()), // not JSON: DuckDB refuses it without looking anything up
+                }
+            }
+            TypeString::List => match expr {
+                Expr::Array(a) => a.elem.iter().try_for_each(|e| match string_literal(e) {
+                    Some(t) => self.type_string(t),
+                    // `make_type('…')` is checked as a call of its own
+                    None if matches!(e, Expr::Function(_)) => Ok(()),
+                    None => Err(literal_needed(&name)),
+                }),
+                _ => Err(literal_needed(&name)),
+            },
+        }
+    }
+
+    /// `make_type`'s name: one built-in type name (DuckDB reads a qualified one too).
+    fn type_name_string(&self, text: &str) -> Result<()> {
+        self.leaf(text.trim())
+    }
+
+    /// A type in DuckDB's syntax, as a string (`'INTEGER[]'`, `'STRUCT(a VARCHAR)'`).
+    fn type_string(&self, text: &str) -> Result<()> {
+        let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::DuckDbDialect {})
+            .try_with_sql(text)
+            .and_then(|mut p| {
+                let t = p.parse_data_type()?;
+                p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
+                Ok(t)
+            });
+        match parsed {
+            Ok(t) => self.data_type(&t),
+            Err(_) => Err(not_permitted(text)),
+        }
+    }
+
+    /// A JSON structure: every string in it is a type.
+    fn json_structure(&self, v: &serde_json::Value) -> Result<()> {
+        match v {
+            serde_json::Value::String(t) => self.type_string(t),
+            serde_json::Value::Array(items) => items.iter().try_for_each(|i| self.json_structure(i)),
+            serde_json::Value::Object(fields) => fields.values().try_for_each(|f| self.json_structure(f)),
+            _ => Ok(()),
+        }
+    }
+
     fn leaf(&self, name: &str) -> Result<()> {
         if self.host.is_builtin_type(name) {
             Ok(())
@@ -141,10 +244,14 @@ impl Visitor for Gate<'_> {
             Expr::Struct { fields, .. } => fields.iter().try_for_each(|f| self.data_type(&f.field_type)),
             Expr::Lambda(l) => l.params.iter().filter_map(|p| p.data_type.as_ref()).try_for_each(|t| self.data_type(t)),
             Expr::Function(f) => match &f.args {
-                FunctionArguments::List(l) => l.clauses.iter().try_for_each(|c| match c {
-                    FunctionArgumentClause::JsonReturningClause(r) => self.data_type(&r.data_type),
-                    _ => Ok(()),
-                }),
+                FunctionArguments::List(l) => l
+                    .clauses
+                    .iter()
+                    .try_for_each(|c| match c {
+                        FunctionArgumentClause::JsonReturningClause(r) => self.data_type(&r.data_type),
+                        _ => Ok(()),
+                    })
+                    .and_then(|()| self.type_strings(f, &l.args)),
                 _ => Ok(()),
             },
             _ => Ok(()),
@@ -267,6 +374,35 @@ mod tests {
         }
         // Built-in typed literals pass.
         run("SELECT INTEGER '1', DATE '2020-01-01', TIMESTAMPTZ '2020-01-01', INTERVAL '1 day'").unwrap();
+    }
+
+    #[test]
+    fn type_names_in_strings_are_gated_too() {
+        for (sql, part) in [
+            ("SELECT make_type('secret_mood')::VARCHAR", "type \"secret_mood\" is not permitted"),
+            ("SELECT make_type('memory.main.secret_mood')", "type \"memory.main.secret_mood\" is not permitted"),
+            ("SELECT make_type('secret' || '_mood')", "must be written as a string literal"),
+            ("SELECT from_json('1', '\"secret_mood\"')", "type \"secret_mood\" is not permitted"),
+            ("SELECT enum_range(from_json('1', '{\"a\": \"secret_mood\"}').a)", "type \"secret_mood\" is not permitted"),
+            ("SELECT json_transform('1', '{\"a\": [\"STRUCT(b secret_mood)\"]}')", "type \"secret_mood\" is not permitted"),
+            ("SELECT json_transform_strict('1', '\"physdb.main.secret_kind\"')", "type \"secret_kind\" is not permitted"),
+            ("SELECT from_json_strict('1', s) FROM t", "must be written as a string literal"),
+            ("SELECT to_aggregate_state(NULL, 'max', ['secret_mood'])", "type \"secret_mood\" is not permitted"),
+            ("SELECT to_aggregate_state(NULL, 'max', sig) FROM t", "must be written as a string literal"),
+            ("SELECT to_aggregate_state(NULL, 'max', [make_type('secret_mood')])", "type \"secret_mood\" is not permitted"),
+            ("SELECT system.main.make_type('secret_mood')", "type \"secret_mood\" is not permitted"),
+        ] {
+            let e = run(sql).expect_err(sql).to_string();
+            assert!(e.contains(part), "{sql}: {e}");
+        }
+        for sql in [
+            "SELECT make_type('INTEGER'), make_type('decimal', 10, 2)",
+            "SELECT from_json('{\"a\": 1}', '{\"a\": \"INTEGER\", \"b\": [\"VARCHAR\"], \"c\": \"STRUCT(x DOUBLE)[]\"}')",
+            "SELECT json_transform('[1]', '[\"BIGINT\"]'), from_json('1', 'not json')",
+            "SELECT to_aggregate_state(NULL, 'max', ['INTEGER', make_type('VARCHAR')])",
+        ] {
+            run(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
     }
 
     #[test]
