@@ -76,8 +76,8 @@ bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_
 bool acl_rs_versioned(const void *check, size_t index);
 bool acl_rs_defence_on(const void *check, size_t index);
 uint64_t acl_rs_policy_version(const void *state);
-bool acl_rs_translate_error(const char *names, size_t names_len, const char *message, size_t message_len,
-                            AclOut *out);
+bool acl_rs_translate_error(const char *names, size_t names_len, const char *kind, size_t kind_len,
+                            const char *message, size_t message_len, AclOut *out);
 bool acl_rs_register(void *state, void *info, const duckdb_extension_access *access);
 const void *acl_rs_parsed_get(const void *check);
 bool acl_rs_parsed_wanted(const void *check);
@@ -92,6 +92,8 @@ struct ParsedRefs {
 	vector<AclRef> refs;
 	vector<AclStr> strs;
 	std::deque<string> literals; // a deque: pointers into it stay valid as it grows
+	// Unqualified calls to qualify to system.main once the check has passed (strs point into them).
+	vector<FunctionExpression *> qualify;
 };
 
 // Throws on a statement it cannot read (the caller refuses it).

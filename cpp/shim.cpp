@@ -2,6 +2,7 @@
 // nothing. Rust answers "not ours", a rewritten SQL text, or a refusal; refusals are thrown
 // (a returned error would be swallowed in fallback mode).
 #include "acl_shim.hpp"
+#include "duckdb/planner/planner_extension.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -117,9 +118,11 @@ void CheckTag(const Tag &tag, void *state, uint64_t clock_skew) {
 	}
 }
 
-// Per connection: the names each statement we produced was decided with, so DuckDB's own errors
-// about it (binder, constraint, conversion) are reported in the principal's names, without the
-// `LINE 1:` excerpt of the rewritten text; and who owns the open transaction.
+// Per connection: the names each principal's statement was decided with (every such statement
+// has a non-empty blob, also one that names no table), so each of DuckDB's errors about it is
+// reported as the principal may see it: in the principal's names where a message names an object
+// the rewrite placed, without the `LINE 1:` excerpt of the rewritten text or DuckDB's
+// suggestions, and otherwise as DuckDB wrote it (src/rewrite/errors.rs); and who owns the open transaction.
 class AclClientState : public ClientContextState {
 public:
 	explicit AclClientState(void *state_p) : state(state_p) {
@@ -201,6 +204,11 @@ public:
 		}
 		remembered_bytes += adding; // a replaced entry stays counted until the next start-over
 	}
+	// Is the query running now a principal's statement?
+	bool Ours() {
+		lock_guard<mutex> guard(lock);
+		return !current.empty();
+	}
 	bool CanRequestRebind() override {
 		// Planning errors reach OnPlanningError only when some state can request a rebind, which
 		// makes DuckDB bind a copy: ask for it only while one of our statements runs. A refusal
@@ -229,6 +237,7 @@ public:
 		began = true;
 		began_in_transaction = now.open;
 		refusal = owner.Refusal(now, who, kind);
+		translated.clear();
 	}
 	// A statement DuckDB prepares from a parse the client kept (it executes a Statement object it
 	// got from extract_statements) reaches neither the parser hook nor a rebind: its tag, read when
@@ -251,12 +260,17 @@ public:
 		ThrowRefusal();
 		auto names = Lookup(statement.query);
 		if (!names.empty()) {
-			throw Exception(error.Type(), Translate(names, error.RawMessage()));
+			auto message = Translate(names, error.Type(), error.RawMessage());
+			{
+				lock_guard<mutex> guard(lock);
+				translated = message;
+			}
+			throw Exception(error.Type(), message);
 		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
 	void QueryEnd(ClientContext &context, optional_ptr<ErrorData> error) override {
-		string names;
+		string names, done;
 		{
 			lock_guard<mutex> guard(lock);
 			names = std::move(current);
@@ -275,9 +289,13 @@ public:
 			running.clear();
 			began = false;
 			current_tagged = false;
+			done = std::move(translated);
+			translated.clear();
 		}
-		if (error && error->HasError() && !names.empty()) {
-			*error = ErrorData(error->Type(), Translate(names, error->RawMessage()));
+		// A planning error arrives here a second time, already translated: translating it again
+		// would read the principal's names as unknown objects.
+		if (error && error->HasError() && !names.empty() && error->RawMessage() != done) {
+			*error = ErrorData(error->Type(), Translate(names, error->Type(), error->RawMessage()));
 		}
 	}
 
@@ -302,9 +320,11 @@ private:
 		auto entry = by_query.find(query);
 		return entry == by_query.end() ? string() : *entry->second;
 	}
-	static string Translate(const string &names, const string &message) {
+	static string Translate(const string &names, ExceptionType type, const string &message) {
 		OutGuard guard;
-		if (!acl_rs_translate_error(names.data(), names.size(), message.data(), message.size(), &guard.out)) {
+		auto kind = Exception::ExceptionTypeToString(type);
+		if (!acl_rs_translate_error(names.data(), names.size(), kind.data(), kind.size(), message.data(),
+		                            message.size(), &guard.out)) {
 			return "acl: the statement failed (the details are withheld)";
 		}
 		return guard.Text();
@@ -323,7 +343,46 @@ private:
 	// The version tag of the query running now, if it has one (for OnFinalizePrepare).
 	Tag current_tag {0, 0};
 	bool current_tagged = false;
+	string translated; // what OnPlanningError threw for the current query
 };
+
+// SQL value keywords (CURRENT_TIMESTAMP, current_user, …) are column references in DuckDB's parse;
+// the binder turns one that names no column into an unqualified call (`get_current_timestamp()`,
+// Binder::GetSQLValueFunction), which a macro in temp.main or the default database would capture.
+// In a principal's statement that call is to the built-in, like every call DuckDB's parser
+// produces (the walk qualifies those); other statements bind as DuckDB would.
+const char *ValueFunctionName(const string &column) {
+	static const char *const NAMES[][2] = {
+	    {"current_catalog", "current_catalog"}, {"current_date", "current_date"},
+	    {"current_schema", "current_schema"},   {"current_role", "current_role"},
+	    {"current_time", "get_current_time"},   {"current_timestamp", "get_current_timestamp"},
+	    {"current_user", "current_user"},       {"localtime", "current_localtime"},
+	    {"localtimestamp", "current_localtimestamp"}, {"session_user", "session_user"},
+	    {"user", "user"}};
+	auto lower = StringUtil::Lower(column);
+	for (auto &entry : NAMES) {
+		if (lower == entry[0]) {
+			return entry[1];
+		}
+	}
+	return nullptr;
+}
+
+GetSQLValueFunctionReturnType AclValueFunction(PlannerExtensionInput &input, const string &column,
+                                               unique_ptr<ParsedExpression> &result) {
+	auto name = ValueFunctionName(column);
+	if (!name) {
+		return GetSQLValueFunctionReturnType::CONTINUE_BINDING;
+	}
+	auto client = input.context.registered_state->Get<AclClientState>("acl_errors");
+	if (!client || !client->Ours()) {
+		return GetSQLValueFunctionReturnType::CONTINUE_BINDING;
+	}
+	result = make_uniq<FunctionExpression>(
+	    QualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), Identifier(string(name))),
+	    vector<unique_ptr<ParsedExpression>>());
+	return GetSQLValueFunctionReturnType::FINISH_BINDING;
+}
 
 // DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
 // second check passed on it: a repeated batch copies these statements instead of parsing again.
@@ -421,6 +480,9 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 			                  parsed.strs.size(), &failure.out)) {
 				throw InvalidInputException(failure.Text());
 			}
+			for (auto f : parsed.qualify) {
+				f->SetQualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), f->FunctionName());
+			}
 		} else {
 			keep = false; // management statements: the gateway's own, never kept
 		}
@@ -516,7 +578,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	if (options.context) {
 		auto client = options.context->registered_state->GetOrCreate<AclClientState>("acl_errors", acl.state);
 		client->CheckBatch(*options.context, principal, statements);
-		if (!names.empty()) {
+		if (!names.empty()) { // a principal's batch (management batches have no blob)
 			client->Remember(statements, names);
 		}
 	}
@@ -571,6 +633,10 @@ void LoadInternal(ExtensionLoader &loader) {
 	extension.parser_override = AclParserOverride;
 	extension.parser_info = parser_info;
 	ParserExtension::Register(config, extension);
+
+	PlannerExtension planner;
+	planner.get_sql_value_function = AclValueFunction;
+	PlannerExtension::Register(config, planner);
 
 	// Turn the hook on, unless the operator already chose a mode.
 	Value current;

@@ -13,8 +13,13 @@ use std::sync::Arc;
 const LIST_SQL: &str = "SELECT database_name, schema_name, function_name, function_type, macro_definition \
                         FROM duckdb_functions() WHERE database_name = 'system'";
 
-/// Reads and categorises the host's functions. An empty or unreadable list fails the load: every
-/// call would be refused, and a silent half-working gate is worse than a clear error.
+/// DuckDB's built-in types (the type gate, spec 004): only the system database, so a type a user
+/// created (`CREATE TYPE`, in any attached database) is never among them.
+const TYPES_SQL: &str = "SELECT DISTINCT type_name FROM duckdb_types() WHERE database_name = 'system'";
+
+/// Reads and categorises the host's functions and reads its built-in types. An empty or
+/// unreadable list fails the load: every call (every cast) would be refused, and a silent
+/// half-working gate is worse than a clear error.
 pub(super) unsafe fn load(con: sys::duckdb_connection, state: &State) -> Result<(), String> {
     let rows = unsafe { query_rows(con, LIST_SQL, 5) }?;
     let rows: Vec<HostRow> = rows
@@ -28,7 +33,11 @@ pub(super) unsafe fn load(con: sys::duckdb_connection, state: &State) -> Result<
     if rows.is_empty() {
         return Err("duckdb_functions() returned no functions".into());
     }
-    state.set_host_functions(crate::policy::categories::categorise(&rows));
+    let types: Vec<String> = unsafe { query_rows(con, TYPES_SQL, 1) }?.into_iter().filter_map(|mut r| r.pop().flatten()).collect();
+    if types.is_empty() {
+        return Err("duckdb_types() returned no built-in types".into());
+    }
+    state.set_host_functions(crate::policy::categories::categorise(&rows).with_types(types));
     Ok(())
 }
 
@@ -41,7 +50,7 @@ unsafe fn query_rows(con: sys::duckdb_connection, sql: &str, ncols: usize) -> Re
             let e = sys::duckdb_result_error(&mut res);
             let msg = if e.is_null() { "unknown error".into() } else { CStr::from_ptr(e).to_string_lossy().into_owned() };
             sys::duckdb_destroy_result(&mut res);
-            return Err(format!("could not read duckdb_functions(): {msg}"));
+            return Err(format!("could not read the host's list ({msg})"));
         }
         let mut out = Vec::new();
         loop {

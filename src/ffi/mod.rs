@@ -87,6 +87,8 @@ struct Checks {
     off: bool,
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it (`acl_rs_parsed_*`).
     entry: Option<Arc<rewrite::BatchEntry>>,
+    /// The instance's built-ins: a bare call in DuckDB's parse must be one (`defence::check`).
+    host: Arc<crate::policy::functions::HostFunctions>,
 }
 
 extern "C-unwind" {
@@ -232,7 +234,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.version = o.version;
             out.principal = AclBuf::from(o.principal);
             out.expires = o.expires;
-            let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry };
+            let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry, host: state.host_functions() };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
@@ -298,7 +300,12 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
             out.version = entry.output.version;
             out.principal = AclBuf::from(entry.output.principal.clone());
             out.expires = entry.output.expires;
-            let checks = Checks { statements: entry.output.checks.clone(), off: state.faults.no_defence, entry: Some(entry) };
+            let checks = Checks {
+                statements: entry.output.checks.clone(),
+                off: state.faults.no_defence,
+                entry: Some(entry),
+                host: state.host_functions(),
+            };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
@@ -441,7 +448,7 @@ pub unsafe extern "C" fn acl_rs_check(
             }
             parsed.push((r.kind, path));
         }
-        rewrite::defence_check(allowed, parsed)
+        rewrite::defence_check(allowed, &checks.host, parsed)
     }));
     match result {
         Ok(Ok(())) => true,
@@ -487,23 +494,32 @@ pub unsafe extern "C" fn acl_rs_policy_version(state: *const c_void) -> u64 {
     catch_unwind(AssertUnwindSafe(|| state.policy_version())).unwrap_or(u64::MAX)
 }
 
-/// DuckDB's error about a statement we produced, with its physical names replaced by the
-/// principal's (`names` as `acl_rs_rewrite` returned it). Writes `out.text`; false on a panic.
+/// DuckDB's error about a principal's statement as the principal sees it (`names` as
+/// `acl_rs_rewrite` returned it, `kind` DuckDB's exception type name; `rewrite::translate_error`).
+/// Writes `out.text`; false on a panic.
 ///
 /// # Safety
-/// `names`/`message` point to `names_len`/`message_len` readable bytes; `out` is writable.
+/// `names`/`kind`/`message` point to `names_len`/`kind_len`/`message_len` readable bytes; `out` is
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_translate_error(
     names: *const u8,
     names_len: usize,
+    kind: *const u8,
+    kind_len: usize,
     message: *const u8,
     message_len: usize,
     out: *mut AclOut,
 ) -> bool {
     let names = unsafe { std::slice::from_raw_parts(names, names_len) };
+    let kind = unsafe { std::slice::from_raw_parts(kind, kind_len) };
     let message = unsafe { std::slice::from_raw_parts(message, message_len) };
     let result = catch_unwind(|| {
-        rewrite::translate_error(&String::from_utf8_lossy(names), &String::from_utf8_lossy(message))
+        rewrite::translate_error(
+            &String::from_utf8_lossy(names),
+            &String::from_utf8_lossy(kind),
+            &String::from_utf8_lossy(message),
+        )
     });
     match result {
         Ok(text) => {

@@ -6,7 +6,7 @@
 //! Admission: a category holding the key granted to one of the principal's roles (or to ALL
 //! ROLES), or a by-name grant; a deny anywhere wins; a key in no category is refused.
 use super::categories::Shipped;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Where a call sits: in an expression (scalar, aggregate, window, macro) or in FROM.
@@ -89,11 +89,16 @@ pub struct HostFunctions {
     /// Lower-case name → indexes into `fns`, in DuckDB's search order (main, pg_catalog, others).
     by_name: HashMap<String, Vec<usize>>,
     pub pragmas: Vec<(String, String, String)>,
+    /// DuckDB's built-in type names, lower-case (`duckdb_types()` of the system database, read
+    /// at load): the only types a principal may name (spec 004, the type gate). Built-ins cannot
+    /// be shadowed in DuckDB 2.0 (every schema holds them as default entries), so a name in this
+    /// set binds the built-in wherever it is looked up. Empty: every type name is refused.
+    types: HashSet<String>,
 }
 
 impl std::fmt::Debug for HostFunctions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "HostFunctions({} keys, {} pragmas)", self.fns.len(), self.pragmas.len())
+        write!(f, "HostFunctions({} keys, {} pragmas, {} types)", self.fns.len(), self.pragmas.len(), self.types.len())
     }
 }
 
@@ -108,7 +113,26 @@ impl HostFunctions {
         for (i, f) in fns.iter().enumerate() {
             by_name.entry(f.key.name.clone()).or_default().push(i);
         }
-        HostFunctions { fns, by_name, pragmas }
+        HostFunctions { fns, by_name, pragmas, types: HashSet::new() }
+    }
+
+    /// The host's built-in type names (any case; kept lower-case).
+    pub fn with_types<S: AsRef<str>>(mut self, types: impl IntoIterator<Item = S>) -> HostFunctions {
+        self.types = types.into_iter().map(|t| t.as_ref().to_lowercase()).collect();
+        self
+    }
+
+    /// Is `name` (as DuckDB looks it up, any case) one of the host's built-in types?
+    pub fn is_builtin_type(&self, name: &str) -> bool {
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.types.contains(&name.to_ascii_lowercase())
+        } else {
+            self.types.contains(name)
+        }
+    }
+
+    pub fn type_count(&self) -> usize {
+        self.types.len()
     }
 
     pub fn all(&self) -> &[HostFn] {

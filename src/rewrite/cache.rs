@@ -25,7 +25,7 @@ pub(crate) const HOST_PARSE_PER_BYTE: usize = 32;
 #[derive(Debug)]
 pub struct Cached {
     pub sql: String,
-    pub names: Vec<(String, String)>,
+    pub names: Vec<(super::ErrorSlot, String, String)>,
     /// What DuckDB's parse of `sql` may name (`defence`).
     pub allowed: Arc<super::Allowed>,
 }
@@ -36,8 +36,8 @@ impl Cached {
     }
 }
 
-fn names_bytes(names: &[(String, String)]) -> usize {
-    names.iter().map(|(p, v)| p.len() + v.len() + 2 * std::mem::size_of::<String>()).sum()
+fn names_bytes(names: &[(super::errors::Slot, String, String)]) -> usize {
+    names.iter().map(|(_, p, v)| p.len() + v.len() + 2 * std::mem::size_of::<String>() + 8).sum()
 }
 
 /// The heap an allowed set holds (it grows with every policy subquery a statement names).

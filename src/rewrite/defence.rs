@@ -6,6 +6,7 @@
 //! the statement with an internal error that names nothing.
 use super::Decision;
 use crate::error::{AclError, Result};
+use crate::policy::functions::{FnKind, HostFunctions};
 use crate::policy::PhysName;
 
 /// What DuckDB's parse of one rewritten statement may name. Built once per rewrite (cached with
@@ -55,6 +56,8 @@ const PARSER_NAMES: &[&str] = &[
     "not_ilike_escape", "regexp_matches", "regexp_full_match", "trim", "ltrim", "rtrim", "to_centuries", "to_days",
     "to_decades", "to_hours", "to_microseconds", "to_millennia", "to_milliseconds", "to_minutes", "to_months",
     "to_quarters", "to_seconds", "to_weeks", "to_years",
+    // `x = ANY([…])` → `ANY(SELECT unnest(…))`; unnest binds by name, never through the catalog
+    "unnest",
 ];
 
 /// The name a rule or policy SQL wrote for a name DuckDB's parser reports (`count(*)` is
@@ -115,9 +118,21 @@ fn outside(what: &str) -> AclError {
 }
 
 /// Compares one statement as DuckDB parsed it (`(kind, name parts)` in any order) with `allowed`.
-pub fn check<'a>(allowed: &Allowed, parsed: impl IntoIterator<Item = (u8, Vec<&'a str>)>) -> Result<()> {
+/// `host`: the instance's built-ins. Once the check passes, the shim qualifies every one-part call
+/// to `system.main` (spec 004), so such a name must be a built-in there: otherwise DuckDB would
+/// fall back to reading `system.main.f()` as a method call `f(system.main)` and look `f` up
+/// through the search path, where only a macro could answer.
+pub fn check<'a>(
+    allowed: &Allowed,
+    host: &HostFunctions,
+    parsed: impl IntoIterator<Item = (u8, Vec<&'a str>)>,
+) -> Result<()> {
+    let parsed: Vec<(u8, Vec<&str>)> = parsed.into_iter().collect();
+    // A table function's call is also listed as a function: a bare one is a table built-in.
+    let table_fns: Vec<&str> =
+        parsed.iter().filter(|(k, _)| *k == kind::TABLE_FUNCTION).filter_map(|(_, p)| p.first().filter(|_| p.len() == 1)).copied().collect();
     let mut saw_statement = false;
-    for (k, path) in parsed {
+    for (k, path) in parsed.iter().map(|(k, p)| (*k, p)) {
         let ok = match k {
             kind::STATEMENT => {
                 saw_statement = true;
@@ -132,7 +147,7 @@ pub fn check<'a>(allowed: &Allowed, parsed: impl IntoIterator<Item = (u8, Vec<&'
                 matches!(path.as_slice(), [db, schema, name] if allowed_table(allowed, db, schema, name))
             }
             kind::CTE_DEF => matches!(path.as_slice(), [c] if allowed.ctes.iter().any(|a| same(a, c))),
-            kind::FUNCTION | kind::OPERATOR => allowed_function(allowed, &path),
+            kind::FUNCTION | kind::OPERATOR => allowed_function(allowed, path) && builtin_if_bare(host, path, &table_fns),
             kind::TABLE_FUNCTION => allowed.table_functions.iter().any(|f| same_path(f, &path)),
             _ => false,
         };
@@ -171,6 +186,23 @@ fn allowed_function(allowed: &Allowed, path: &[&str]) -> bool {
     }
 }
 
+/// Names the binder resolves by name before any catalog lookup; the shim leaves them unqualified.
+pub const BOUND_BY_NAME: [&str; 2] = ["unnest", "unlist"];
+
+/// A one-part call is a built-in in `system.main` (or bound by name); qualified calls pass as is.
+fn builtin_if_bare(host: &HostFunctions, path: &[&str], table_fns: &[&str]) -> bool {
+    match path {
+        [name] => {
+            let lower = name.to_ascii_lowercase();
+            let in_main = |kind| host.resolve_in("main", &lower, kind).is_some();
+            BOUND_BY_NAME.contains(&lower.as_str())
+                || in_main(FnKind::Scalar)
+                || (table_fns.iter().any(|t| t.eq_ignore_ascii_case(name)) && in_main(FnKind::Table))
+        }
+        _ => true,
+    }
+}
+
 fn allowed_table(allowed: &Allowed, db: &str, schema: &str, name: &str) -> bool {
     allowed.tables.iter().any(|t| same(&t.db, db) && same(&t.schema, schema) && same(&t.name, name))
 }
@@ -188,6 +220,48 @@ mod tests {
             table_functions: vec![vec!["system".into(), "main".into(), "range".into()]],
             versioned: true,
         }
+    }
+
+    /// The built-ins the tests' parses call bare.
+    fn host() -> HostFunctions {
+        let r = |name: &str, t: &str| crate::policy::categories::HostRow {
+            db: "system".into(),
+            schema: "main".into(),
+            name: name.into(),
+            function_type: t.into(),
+            macro_definition: None,
+        };
+        crate::policy::categories::categorise(&[
+            r("+", "scalar"),
+            r("list_value", "scalar"),
+            r("count_star", "aggregate"),
+            r("lower", "scalar"),
+            r("unnest", "table"),
+            r("read_csv", "table"),
+        ])
+    }
+
+    fn check(allowed: &Allowed, parsed: Vec<(u8, Vec<&str>)>) -> Result<()> {
+        super::check(allowed, &host(), parsed)
+    }
+
+    #[test]
+    fn a_bare_name_must_be_a_builtin_of_system_main() {
+        let mut with_bare = allowed();
+        with_bare.functions.push(vec!["my_macro".into()]);
+        for path in [vec!["->"], vec!["<#>"], vec!["my_macro"], vec!["date_part"]] {
+            let parsed = vec![(kind::STATEMENT, vec!["SELECT"]), (kind::FUNCTION, path.clone())];
+            assert!(check(&with_bare, parsed).is_err(), "{path:?}");
+        }
+        // bound by name, never looked up: fine without a scalar built-in
+        check(&allowed(), vec![(kind::STATEMENT, vec!["SELECT"]), (kind::FUNCTION, vec!["unnest"])]).unwrap();
+        // a bare table function (policy SQL) is a table built-in, but only where it is one
+        let mut reader = allowed();
+        reader.table_functions.push(vec!["read_csv".into()]);
+        let statement = (kind::STATEMENT, vec!["SELECT"]);
+        check(&reader, vec![statement.clone(), (kind::TABLE_FUNCTION, vec!["read_csv"]), (kind::FUNCTION, vec!["read_csv"])])
+            .unwrap();
+        assert!(check(&reader, vec![statement, (kind::FUNCTION, vec!["read_csv"])]).is_err());
     }
 
     #[test]

@@ -48,7 +48,7 @@ fn host() -> crate::policy::functions::HostFunctions {
 
 fn policy(admin: &[&str]) -> Policy {
     let mut p = Policy::default();
-    p.functions.host = Arc::new(host());
+    p.functions.host = Arc::new(host().with_types(super::types::BUILTIN_TYPES.iter().copied()));
     let setup = [
         "CREATE VIRTUAL CATALOG sales",
         "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders",

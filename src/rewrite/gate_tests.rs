@@ -11,6 +11,9 @@ fn grant(caps: Caps, main: bool) -> CatalogGrant {
 /// `people`.
 fn policy() -> Policy {
     let mut p = Policy::default();
+    p.functions.host = std::sync::Arc::new(
+        crate::policy::functions::HostFunctions::default().with_types(super::types::BUILTIN_TYPES.iter().copied()),
+    );
     let mut sales = Catalog::default();
     let orders = PhysName { db: "phys".into(), schema: "main".into(), name: "orders".into() };
     sales.objects.insert(
@@ -207,7 +210,7 @@ fn create_and_drop_are_refused_without_their_capability() {
 fn only_plain_ddl_forms() {
     refused("engineer", "CREATE TABLE sales.lake.t (a INT REFERENCES orders (id))", "column option is not supported");
     refused("engineer", "CREATE TABLE sales.lake.t (a INT, FOREIGN KEY (a) REFERENCES orders (id))", "table constraint is not supported");
-    refused("engineer", "CREATE TABLE sales.lake.t (a physdb.main.mytype)", "column type must not be qualified");
+    refused("engineer", "CREATE TABLE sales.lake.t (a physdb.main.mytype)", "type \"mytype\" is not permitted");
     refused("engineer", "DROP TABLE sales.lake.t CASCADE", "this DROP form is not supported");
     refused("engineer", "DROP SCHEMA sales.lake", "statement type DROP SCHEMA is not permitted");
     refused("engineer", "CREATE SCHEMA lakedb.other", "statement type CREATE SCHEMA is not permitted");

@@ -200,21 +200,12 @@ pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decisi
             s.from[0].relation = TableFactor::Derived { lateral: false, subquery: inner, alias: Some(alias_as("show")), sample: None };
         }
         *stmt = Statement::Query(q);
-        translate_errors(decision);
         return Ok(());
     }
     let mut m = Meta { view, decision, in_trusted: 0 };
     match stmt.visit(&mut m) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
-    }
-}
-
-/// DuckDB's errors about a statement with a listing go through the translation (spec 002), which
-/// drops the `LINE 1:` excerpt: it would show the listing's SQL, not the principal's.
-fn translate_errors(decision: &mut Decision) {
-    if !decision.names.iter().any(|(p, _)| p == "acl_meta") {
-        decision.names.push(("acl_meta".into(), "information_schema".into()));
     }
 }
 
@@ -277,7 +268,6 @@ impl Meta<'_, '_> {
         let subquery = relation_query(self.view, name, &mut self.decision.room)?;
         self.decision.trusted.push(&*subquery as *const Query as usize);
         super::relations::allow_supplied(self.decision, &subquery);
-        translate_errors(self.decision);
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
         Ok(())
     }

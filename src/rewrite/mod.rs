@@ -2,6 +2,7 @@
 //! DuckDB dialect) and each statement goes through the rules in order:
 //!
 //! 1. `gate`        — only statement types with a rule run (`explain` adds its check at the end);
+//!    `types`       — only DuckDB's built-in types may be named (casts, literals, columns);
 //! 2. `functions`   — every function call admitted by the function policy and qualified to its key;
 //! 3. `metadata`    — information_schema, duckdb_*() and SHOW answered from the virtual catalog;
 //! 4. `relations`   — every table name resolved through the virtual catalog, capabilities checked
@@ -25,6 +26,7 @@ mod relations;
 mod room;
 mod shapes;
 mod slices;
+mod types;
 mod validate;
 mod views;
 mod virtual_fns;
@@ -33,7 +35,7 @@ mod writes;
 pub use shapes::{Shape, ShapeCache};
 pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache, SliceCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
-pub use errors::translate as translate_error;
+pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::{never_callable, FnGate};
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use room::{too_large, Room};
@@ -71,9 +73,9 @@ pub struct Decision {
     pub functions: Vec<Vec<String>>,
     /// Physical tables named inside policy-supplied SQL (slices, virtual views).
     pub trusted_tables: Vec<PhysName>,
-    /// `(physical spelling, virtual name)`: how DuckDB's own errors about this statement are
-    /// translated back into the principal's names (see `errors`).
-    pub names: Vec<(String, String)>,
+    /// `(slot, physical spelling, virtual name)`: how DuckDB's own errors about this statement
+    /// name what the rewrite placed, and what the principal is shown instead (see `errors`).
+    pub names: Vec<(errors::Slot, String, String)>,
     /// The virtual catalogs the statement touches (EXPLAIN needs `explain` on each).
     pub catalogs: Vec<String>,
     /// What the rules may still add before the batch passes `acl_max_rewrite_bytes`.
@@ -92,19 +94,20 @@ pub fn fits(len: usize, settings: &Settings) -> bool {
 }
 
 impl Decision {
-    /// Records the spellings of a physical table under which DuckDB may report it.
+    /// Records how DuckDB may print a placed physical table, its schema and its database in an
+    /// error, and the principal's name for each (`errors`). A key whose catalog is `(hidden)`
+    /// (a table no rule gave a name of the principal's) reads `(hidden)` in every slot.
     pub fn map_object(&mut self, phys: &PhysName, key: &crate::policy::ObjKey) {
-        let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-        let display = key.to_string();
-        self.names.push((format!("{}.{}.{}", q(&phys.db), q(&phys.schema), q(&phys.name)), display.clone()));
-        self.names.push((format!("{}.{}.{}", phys.db, phys.schema, phys.name), display));
-        self.names.push((format!("{}.{}", phys.schema, phys.name), key.name.clone()));
-        self.names.push((phys.name.clone(), key.name.clone()));
-        self.names.push((phys.db.clone(), key.catalog.clone()));
-        if phys.schema != key.schema && phys.schema != crate::policy::DEFAULT_SCHEMA {
-            self.names.push((phys.schema.clone(), key.schema.clone()));
-        }
-        if !key.catalog.starts_with('(') {
+        use errors::Slot;
+        let hidden = key.catalog.starts_with('(');
+        let shown = |s: String| if hidden { "(hidden)".to_string() } else { s };
+        self.names.push((Slot::Table, phys.name.clone(), shown(key.name.clone())));
+        self.names.push((Slot::Qualified, format!("{}.{}.{}", phys.db, phys.schema, phys.name), shown(key.to_string())));
+        self.names.push((Slot::Qualified, format!("{}.{}", phys.schema, phys.name), shown(format!("{}.{}", key.schema, key.name))));
+        self.names.push((Slot::Schema, format!("{}.{}", phys.db, phys.schema), shown(format!("{}.{}", key.catalog, key.schema))));
+        self.names.push((Slot::Schema, phys.schema.clone(), shown(key.schema.clone())));
+        self.names.push((Slot::Catalog, phys.db.clone(), shown(key.catalog.clone())));
+        if !hidden {
             self.catalogs.push(key.catalog.clone());
         }
     }
@@ -115,7 +118,7 @@ impl Decision {
 pub struct Output {
     pub sql: String,
     pub statements: usize,
-    /// `errors::names_blob` of every statement's decision.
+    /// `errors::names_blob` of every statement's decision (empty for a management batch).
     pub names: String,
     /// Per statement: what DuckDB's parse of it may name (`None`: not checked — management
     /// statements, which are the gateway's own).
@@ -271,7 +274,9 @@ pub fn batch(
         }
         Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
     }
-    Ok(Output { sql, statements, names: errors::names_blob(&mut names), checks, version: policy.version, expires, reuse, principal })
+    // A principal's batch always has a blob (its errors are all translated); management has none.
+    let names = if reuse.is_some() { errors::names_blob(&mut names) } else { String::new() };
+    Ok(Output { sql, statements, names, checks, version: policy.version, expires, reuse, principal })
 }
 
 /// The refusal of a management statement inside an explicit transaction (also `acl_exec`'s).
@@ -323,7 +328,7 @@ fn principal_batch(
     batch: &Batch<'_>,
     settings: &Settings,
     sql: &mut String,
-    names: &mut Vec<(String, String)>,
+    names: &mut Vec<(errors::Slot, String, String)>,
     checks: &mut Vec<Option<std::sync::Arc<Allowed>>>,
 ) -> Result<usize> {
     let who = who(principal);
@@ -390,7 +395,7 @@ fn statement_with_names(
     view: &View<'_>,
     fns: &FnGate<'_>,
     sql: &str,
-    names: &mut Vec<(String, String)>,
+    names: &mut Vec<(errors::Slot, String, String)>,
     faults: crate::faults::Faults,
     room: usize,
 ) -> Result<(String, Allowed)> {
@@ -400,6 +405,7 @@ fn statement_with_names(
         printable::make_printable(&mut stmt)?;
         return Ok((stmt.to_string(), Allowed::as_is()));
     }
+    types::check(&stmt, &view.policy.functions.host)?;
     let kind = duckdb_statement_type(&stmt);
     let mut decision = Decision { room: Room::ahead_of(&stmt, room), ..Decision::default() };
     if let Statement::CreateView(cv) = &mut stmt {

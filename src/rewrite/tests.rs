@@ -17,6 +17,9 @@ fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str,
 
 fn policy() -> Policy {
     let mut p = Policy::default();
+    p.functions.host = std::sync::Arc::new(
+        crate::policy::functions::HostFunctions::default().with_types(super::types::BUILTIN_TYPES.iter().copied()),
+    );
     table(&mut p, "sales", "main", "orders", ("phys", "main", "orders"));
     table(&mut p, "sales", "main", "items", ("phys", "main", "order_items"));
     table(&mut p, "sales", "eu", "orders", ("phys", "eu", "orders"));

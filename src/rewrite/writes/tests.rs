@@ -29,7 +29,8 @@ fn policy() -> Policy {
         host("count", "aggregate"),
         host("count_star", "aggregate"),
         host("string_agg", "aggregate"),
-    ]));
+    ])
+    .with_types(crate::rewrite::types::BUILTIN_TYPES.iter().copied()));
     for s in [
         "CREATE VIRTUAL CATALOG c",
         "CREATE VIRTUAL TABLE c.people AS hrdb.main.people_tbl",

@@ -1,0 +1,189 @@
+use super::*;
+
+/// The blob of a statement that placed `secretdb.main.payroll_2024` as `hr.main.pay` (and also
+/// maps `orders` to itself, and a table without a principal's name).
+fn blob() -> String {
+    let mut d = crate::rewrite::Decision::default();
+    let key = |c: &str, s: &str, n: &str| crate::policy::ObjKey { catalog: c.into(), schema: s.into(), name: n.into() };
+    let phys = |d: &str, s: &str, n: &str| crate::policy::PhysName { db: d.into(), schema: s.into(), name: n.into() };
+    d.map_object(&phys("secretdb", "main", "payroll_2024"), &key("hr", "main", "pay"));
+    d.map_object(&phys("shopdb", "sales_raw", "orders"), &key("shop", "main", "orders"));
+    d.map_object(&phys("secretdb", "main", "payroll_2024"), &key("hr", "main", "second_name_ignored"));
+    d.map_object(&phys("vaultdb", "main", "vault_tbl"), &key("(hidden)", "(hidden)", "(hidden)"));
+    names_blob(&mut d.names)
+}
+
+#[track_caller]
+fn t(kind: &str, message: &str, expected: &str) {
+    assert_eq!(translate(&blob(), kind, message), expected, "{kind}: {message}");
+}
+
+/// The message is the same whatever the principal's guess: shown byte for byte.
+#[track_caller]
+fn untouched(kind: &str, message: &str) {
+    assert_eq!(translate(&blob(), kind, message), message, "{kind}: {message}");
+}
+
+#[test]
+fn the_blob_starts_with_its_header_and_keeps_the_first_mapping() {
+    let b = blob();
+    assert!(b.starts_with(HEADER), "{b}");
+    assert!(b.contains("T\tpayroll_2024\tpay\n"), "{b}");
+    assert!(!b.contains("second_name_ignored"), "{b}");
+    assert!(b.contains("T\tvault_tbl\t(hidden)\n"), "{b}");
+    assert_eq!(names_blob(&mut Vec::new()), HEADER, "a principal's statement without names still has a blob");
+}
+
+#[test]
+fn placed_objects_are_shown_by_the_principals_names() {
+    t("Binder", "table \"payroll_2024\" has 3 columns but 4 values were supplied", "table \"pay\" has 3 columns but 4 values were supplied");
+    t("Binder", "Table \"PAYROLL_2024\" does not have a column with name \"nosuch\"", "Table \"pay\" does not have a column with name \"nosuch\"");
+    t("Binder", "Catalog \"secretdb\" does not exist!", "Catalog \"hr\" does not exist!");
+    t("Catalog", "Table with name payroll_2024 does not exist!", "Table with name pay does not exist!");
+    t(
+        "Catalog",
+        "Table with name \"secretdb.main.payroll_2024\" does not exist because schema \"secretdb.main\" does not exist.",
+        "Table with name \"hr.pay\" does not exist because schema \"hr.main\" does not exist.",
+    );
+    t(
+        "Catalog",
+        "Table with name \"sales_raw.orders\" does not exist because schema \"sales_raw\" does not exist.",
+        "Table with name \"main.orders\" does not exist because schema \"main\" does not exist.",
+    );
+    t("Catalog", "Schema with name shopdb does not exist!", "Schema with name shop does not exist!");
+    t("Catalog", "Table with name \"payroll_2024\" already exists!", "Table with name \"pay\" already exists!");
+    t("Catalog", "Existing object \"payroll_2024\" is of type Table, trying to drop type View", "Existing object \"pay\" is of type Table, trying to drop type View");
+    t("Catalog", "payroll_2024 is not an table", "pay is not an table");
+    t("Constraint", "NOT NULL constraint failed: payroll_2024.salary", "NOT NULL constraint failed: pay.salary");
+    t(
+        "Constraint",
+        "CHECK constraint failed on table \"payroll_2024\" with expression CHECK((salary < 1000))",
+        "CHECK constraint failed on table \"pay\" with expression CHECK((salary < 1000))",
+    );
+    t(
+        "Invalid Input",
+        "Cannot execute statement of type \"INSERT\" on database \"secretdb\" which is attached in read-only mode!",
+        "Cannot execute statement of type \"INSERT\" on database \"hr\" which is attached in read-only mode!",
+    );
+}
+
+#[test]
+fn objects_without_a_principals_name_are_hidden() {
+    t("Constraint", "NOT NULL constraint failed: vault_tbl.x", "NOT NULL constraint failed: (hidden).x");
+    t("Constraint", "NOT NULL constraint failed: \"Other Table\".x", "NOT NULL constraint failed: \"(hidden)\".x");
+    t(
+        "Catalog",
+        "Could not drop the table because this table is main key table of the table \"child_tbl\"",
+        "Could not drop the table because this table is main key table of the table \"(hidden)\"",
+    );
+    t("Binder", "table \"payroll_2024\" has 4 columns available but 5 columns specified", "table (hidden) has 4 columns available but 5 columns specified");
+    t("Binder", "table my_cte has 1 columns available but 2 columns specified", "table (hidden) has 1 columns available but 2 columns specified");
+    t(
+        "TransactionContext",
+        "Catalog write-write conflict on create with \"\"Schema\\0main\\0Table\\0main\\0t\"\"",
+        "Catalog write-write conflict on create with (hidden)",
+    );
+}
+
+#[test]
+fn the_excerpt_is_dropped_only_where_duckdb_put_it() {
+    t(
+        "Conversion",
+        "Could not convert string 'x-1' to INT32\n\nLINE 1: /* acl:policy-version=5 */ SELECT CAST(ssn AS INT) FROM \"secretdb\"...\n                                          ^^^^",
+        "Could not convert string 'x-1' to INT32",
+    );
+    t("Binder", "Referenced column \"nosuch\" not found in FROM clause!\n\nLINE 2: x\n        ^", "Referenced column \"nosuch\" not found in FROM clause!");
+    // a value of the principal's that merely contains "LINE" is the principal's
+    untouched("Invalid Input", "payroll_2024\n\nLINE 1: not an excerpt");
+    untouched("Conversion", "Could not convert string 'a\n\nLINE 9: b' to INT32");
+}
+
+#[test]
+fn suggestions_are_dropped_from_binder_and_catalog_errors() {
+    t("Catalog", "Table with name payroll_2024 does not exist!\nDid you mean \"otherdb.salaries\"?", "Table with name pay does not exist!");
+    t(
+        "Catalog",
+        "Aggregate Function with name payroll_cal does not exist!\nDid you mean \"phys.payroll_calc\"?",
+        "Aggregate Function with name payroll_cal does not exist!",
+    );
+    t(
+        "Binder",
+        "Table \"payroll_2024\" does not have a column with name \"nosuch\"\n\nDid you mean: \"salary\"",
+        "Table \"pay\" does not have a column with name \"nosuch\"",
+    );
+    t(
+        "Binder",
+        "Referenced column \"nosuch\" not found in FROM clause!\nCandidate bindings: \"payroll_2024.id\"",
+        "Referenced column \"nosuch\" not found in FROM clause!",
+    );
+    t("Binder", "Referenced table \"x\" not found!\nCandidate tables: \"pay\"", "Referenced table \"x\" not found!");
+    // other errors carry values, which are the principal's own
+    untouched("Invalid Input", "boom\nDid you mean \"payroll_2024\"?");
+}
+
+/// Finding 10: whatever the principal writes into its own error reads back the same, whether or
+/// not it is a physical name of the statement.
+#[test]
+fn no_error_family_is_an_oracle_for_guessed_names() {
+    for guess in ["payroll_2024", "secretdb", "main", "sales_raw", "shopdb", "vault_tbl", "PAYROLL_2024", "people_tbl_2024", "c"] {
+        for (kind, message) in [
+            // conversion of a value
+            ("Conversion", format!("Could not convert string 'guess: {guess}' to INT32")),
+            ("Conversion", format!("Could not convert string '{guess}' to INT32")),
+            // error('…'), and a value of the principal's that looks like a template
+            ("Invalid Input", guess.to_string()),
+            ("Invalid Input", format!("table \"{guess}\" has 3 columns but 4 values were supplied")),
+            ("Invalid Input", format!("NOT NULL constraint failed: {guess}.x")),
+            ("Invalid Input", format!("Catalog \"{guess}\" does not exist!")),
+            // binder errors naming what the principal wrote: qualifiers, aliases, columns
+            ("Binder", format!("Referenced table \"{guess}\" not found!")),
+            ("Binder", format!("Referenced column \"{guess}\" not found in FROM clause!")),
+            ("Binder", format!("Table \"{guess}\" does not have a column named \"x\"")),
+            ("Binder", format!("Ambiguous reference to table \"{guess}\" (duplicate alias \"{guess}\", explicitly alias one of the tables using \"AS my_alias\")")),
+            ("Binder", format!("Referenced update column {guess} not found in table!")),
+            ("Binder", format!("Duplicate column name \"{guess}\" in INSERT")),
+            // a column the principal named in a template with an object slot
+            ("Binder", format!("Table \"pay_x\" does not have a column with name \"{guess}\"")),
+            // constraint errors carrying the principal's values
+            ("Constraint", format!("Duplicate key \"id: {guess}\" violates primary key constraint.")),
+            ("Constraint", format!("Violates foreign key constraint because key \"id: {guess}\" does not exist in the referenced table")),
+            // out of range, division
+            ("Out of Range", format!("Overflow in multiplication of INT32 ({guess})")),
+            ("Catalog", format!("Scalar Function with name {guess} does not exist!")),
+            ("Catalog", format!("Type with name {guess} does not exist!")),
+        ] {
+            let out = translate(&blob(), kind, &message);
+            if message.starts_with("Table \"pay_x\"") {
+                // the object slot holds a table DuckDB named (not this statement's): hidden, and
+                // the principal's column stays as written
+                assert_eq!(out, format!("Table \"(hidden)\" does not have a column with name \"{guess}\""));
+            } else {
+                assert_eq!(out, message, "{kind}: a guess was rewritten");
+            }
+        }
+    }
+}
+
+/// Finding 5: every statement of a principal's batch has a blob (so the shim translates its
+/// errors), also one that names no table; the gateway's management batches have none.
+#[test]
+fn every_principal_batch_has_a_blob_and_management_none() {
+    let s = crate::state::State::new();
+    for stmt in [
+        "CREATE VIRTUAL CATALOG hr",
+        "CREATE VIRTUAL TABLE hr.pay AS secretdb.main.payroll_2024",
+        "CREATE ROLE clerk",
+        "GRANT CATALOG hr TO ROLE clerk WITH (select) MAIN",
+    ] {
+        s.execute_admin(stmt).unwrap();
+    }
+    let run = |q: &str| {
+        let toks = crate::prefix::test_tokens(q);
+        let batch = crate::prefix::split(q, &toks).unwrap().unwrap();
+        crate::rewrite::batch(&s.policy(), &s.tokens, &s.rewrites, &Default::default(), &batch).unwrap().names
+    };
+    assert_eq!(run("ACL ROLE \"clerk\" SELECT 1"), HEADER);
+    let with_table = run("ACL ROLE \"clerk\" SELECT * FROM pay");
+    assert!(with_table.starts_with(HEADER) && with_table.contains("T\tpayroll_2024\tpay\n"), "{with_table}");
+    assert_eq!(run("ACL ADMIN CREATE ROLE other"), "");
+}
