@@ -64,8 +64,9 @@ pub struct Decision {
     /// Scalar/aggregate/window calls as emitted (name parts): the gate's qualified keys, the
     /// syntax names it leaves bare, and calls inside policy SQL as written (`defence`).
     pub functions: Vec<Vec<String>>,
-    /// Physical tables named inside policy-supplied SQL (slices, virtual views).
-    pub trusted_tables: Vec<PhysName>,
+    /// The policy SQL inserted into the statement, region j as the derived table `"__acl_p<j>"`:
+    /// what each piece names, read from that SQL alone (`defence::Region::of`).
+    pub regions: Vec<Arc<defence::Region>>,
     /// `(physical spelling, virtual name)`: how DuckDB's own errors about this statement are
     /// translated back into the principal's names (see `errors`).
     pub names: Vec<(String, String)>,
@@ -74,6 +75,12 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// Records a piece of policy SQL about to be inserted; returns its region index.
+    pub fn region(&mut self, r: defence::Region) -> usize {
+        self.regions.push(Arc::new(r));
+        self.regions.len() - 1
+    }
+
     /// Records the spellings of a physical table under which DuckDB may report it.
     pub fn map_object(&mut self, phys: &PhysName, key: &crate::policy::ObjKey) {
         let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
@@ -305,13 +312,13 @@ fn statement_with_names(
     }
     let kind = duckdb_statement_type(&stmt);
     let mut decision = Decision::default();
-    let calls = functions::apply(&mut stmt, view, fns, &mut decision, faults.unqualified_functions)?;
+    let calls = functions::apply(&mut stmt, view, fns, &mut decision, faults)?;
     decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
     metadata::apply(&mut stmt, view, &mut decision)?;
     if !faults.skip_relations {
         relations::apply(&mut stmt, view, &mut decision)?;
     }
-    virtual_fns::expand(&mut stmt, view, &calls, &mut decision)?;
+    virtual_fns::expand(&mut stmt, view, &calls, &mut decision, faults)?;
     if !faults.skip_relations {
         post_check::check(&stmt, &decision)?;
     }

@@ -1,12 +1,18 @@
 //! The second line of defence (spec 011). `post_check` trusts sqlparser's reading of the
 //! rewritten text; DuckDB runs its own reading. After DuckDB parses a rewritten statement, the
 //! shim lists what DuckDB's parse names — the statement type, every table, insert target, CTE
-//! definition, function, operator and table function — and `check` compares the list with what
-//! the rules allowed (`Allowed`, built from the statement's `Decision`). Anything else aborts
-//! the statement with an internal error that names nothing.
+//! definition, function, operator, table function and column reference — each with the region
+//! it sits in (policy SQL is inserted as derived tables aliased `"__acl_p<j>"`, see `region`),
+//! and `check` compares the list with what the rules allowed (`Allowed`, built from the
+//! statement's `Decision`): outside every region only what the principal's own names resolved to,
+//! inside region j only what region j's policy SQL names. Anything else aborts the statement with
+//! an internal error that names nothing.
+mod region;
+
+pub use region::{alias as region_alias, Names, Region, ARGS};
 use super::Decision;
 use crate::error::{AclError, Result};
-use crate::policy::PhysName;
+use std::sync::Arc;
 
 /// What DuckDB's parse of one rewritten statement may name. Built once per rewrite (cached with
 /// it); compared case-insensitively, as DuckDB binds names.
@@ -14,19 +20,19 @@ use crate::policy::PhysName;
 pub struct Allowed {
     /// DuckDB's name for the statement type (`StatementTypeToString`).
     pub statement: &'static str,
-    /// Physical tables: the rules' and those inside policy SQL (slices, views, function bodies).
-    pub tables: Vec<PhysName>,
-    pub ctes: Vec<String>,
-    /// Scalar, aggregate and window functions as emitted: qualified keys, the syntax names the
-    /// gate leaves bare, and the names policy SQL calls as written.
-    pub functions: Vec<Vec<String>>,
-    pub table_functions: Vec<Vec<String>>,
+    /// Outside every region: the physical tables the principal's own names resolved to, its
+    /// (renamed) CTEs, the functions as the gate emitted them (qualified keys, the syntax names it
+    /// leaves bare, a virtual scalar's in-place body and alias target, `error` of a write check)
+    /// and the table functions the gate admitted.
+    pub outside: Names,
+    /// Region j: what the policy SQL inserted as `"__acl_p<j>"` names (`Region::of`).
+    pub regions: Vec<Arc<Region>>,
     /// The statement depends on the policy (a prepared copy is refused after a policy change);
     /// transaction control does not.
     pub versioned: bool,
 }
 
-/// What the shim reports, one entry per name (cpp/shim.cpp `RefKind`).
+/// What the shim reports, one entry per name (cpp/walk.cpp `RefKind`).
 pub mod kind {
     pub const STATEMENT: u8 = 0;
     pub const TABLE: u8 = 1;
@@ -37,6 +43,11 @@ pub mod kind {
     pub const CTE_DEF: u8 = 6;
     /// Something the shim does not model (a PIVOT, a SHOW of a table, …).
     pub const OTHER: u8 = 7;
+    /// A column reference (its name parts); `#n` for a positional reference.
+    pub const COLUMN: u8 = 8;
+    /// A derived table aliased `__acl_p…` opens a region: the name is the alias, the region the
+    /// one it sits in. The walk numbers regions 1, 2, … in the order it reports these.
+    pub const REGION: u8 = 9;
 }
 
 /// Names DuckDB's parser itself produces as bare function calls: operators by symbol (`a + b`,
@@ -73,14 +84,15 @@ fn written_as(name: &str) -> Option<&'static str> {
 impl Allowed {
     /// The allowed set of a statement the rules rewrote.
     pub(super) fn rewritten(statement: &'static str, d: &Decision) -> Allowed {
-        let mut tables = d.physical.clone();
-        tables.extend(d.trusted_tables.iter().cloned());
         Allowed {
             statement,
-            tables,
-            ctes: d.ctes.clone(),
-            functions: d.functions.clone(),
-            table_functions: d.table_functions.iter().map(parts).collect(),
+            outside: Names {
+                tables: d.physical.clone(),
+                ctes: d.ctes.clone(),
+                functions: d.functions.clone(),
+                table_functions: d.table_functions.iter().map(parts).collect(),
+            },
+            regions: d.regions.clone(),
             versioned: true,
         }
     }
@@ -114,26 +126,56 @@ fn outside(what: &str) -> AclError {
     AclError::internal(format!("the second check found {what} outside the decision; the statement was refused"))
 }
 
-/// Compares one statement as DuckDB parsed it (`(kind, name parts)` in any order) with `allowed`.
-pub fn check<'a>(allowed: &Allowed, parsed: impl IntoIterator<Item = (u8, Vec<&'a str>)>) -> Result<()> {
+/// Compares one statement as DuckDB parsed it — `(kind, region, name parts)` in the walk's
+/// order, region 0 being outside every region — with `allowed`.
+pub fn check<'a, P: AsRef<[&'a str]>>(allowed: &Allowed, parsed: impl IntoIterator<Item = (u8, u32, P)>) -> Result<()> {
     let mut saw_statement = false;
-    for (k, path) in parsed {
+    // The walk's region k (1-based) is decided region `opened[k - 1]`.
+    let mut opened: Vec<usize> = Vec::new();
+    // Per decided region: how many more uses of each column identifier its SQL allows.
+    let mut budget: Vec<Vec<u32>> =
+        allowed.regions.iter().map(|r| r.columns.iter().map(|(_, n)| *n).collect()).collect();
+    for (k, region, path) in parsed {
+        let path = path.as_ref();
+        let here = match region {
+            0 => None,
+            r => Some(*opened.get(r as usize - 1).ok_or_else(|| outside("a construct"))?),
+        };
+        let names = match here {
+            None => &allowed.outside,
+            Some(j) => &allowed.regions[j].names,
+        };
         let ok = match k {
             kind::STATEMENT => {
                 saw_statement = true;
-                matches!(path.as_slice(), [s] if same(s, allowed.statement))
+                here.is_none() && matches!(path, [s] if same(s, allowed.statement))
             }
-            kind::TABLE => match path.as_slice() {
-                [cte] => allowed.ctes.iter().any(|c| same(c, cte)),
-                [db, schema, name] => allowed_table(allowed, db, schema, name),
+            // Regions do not nest, and each decided region appears exactly once.
+            kind::REGION => match (here, path) {
+                (None, [a]) => match region::index_of(a) {
+                    Some(j) if j < allowed.regions.len() && !opened.contains(&j) => {
+                        opened.push(j);
+                        true
+                    }
+                    _ => false,
+                },
+                _ => false,
+            },
+            kind::COLUMN => match here {
+                None => true, // the principal's own expressions, bound in its own scope
+                Some(j) => spend(&allowed.regions[j], &mut budget[j], path),
+            },
+            kind::TABLE => match path {
+                [cte] => names.ctes.iter().any(|c| same(c, cte)),
+                [db, schema, name] => allowed_table(names, db, schema, name),
                 _ => false,
             },
             kind::INSERT_TARGET => {
-                matches!(path.as_slice(), [db, schema, name] if allowed_table(allowed, db, schema, name))
+                here.is_none() && matches!(path, [db, schema, name] if allowed_table(names, db, schema, name))
             }
-            kind::CTE_DEF => matches!(path.as_slice(), [c] if allowed.ctes.iter().any(|a| same(a, c))),
-            kind::FUNCTION | kind::OPERATOR => allowed_function(allowed, &path),
-            kind::TABLE_FUNCTION => allowed.table_functions.iter().any(|f| same_path(f, &path)),
+            kind::CTE_DEF => matches!(path, [c] if names.ctes.iter().any(|a| same(a, c))),
+            kind::FUNCTION | kind::OPERATOR => allowed_function(names, path),
+            kind::TABLE_FUNCTION => names.table_functions.iter().any(|f| same_path(f, path)),
             _ => false,
         };
         if !ok {
@@ -141,6 +183,7 @@ pub fn check<'a>(allowed: &Allowed, parsed: impl IntoIterator<Item = (u8, Vec<&'
                 kind::STATEMENT => "a statement type",
                 kind::TABLE | kind::INSERT_TARGET | kind::CTE_DEF => "a table",
                 kind::FUNCTION | kind::OPERATOR | kind::TABLE_FUNCTION => "a function",
+                kind::COLUMN => "a column",
                 _ => "a construct",
             }));
         }
@@ -148,16 +191,31 @@ pub fn check<'a>(allowed: &Allowed, parsed: impl IntoIterator<Item = (u8, Vec<&'
     if !saw_statement {
         return Err(outside("no statement type"));
     }
+    if opened.len() != allowed.regions.len() {
+        return Err(outside("policy SQL missing"));
+    }
     Ok(())
 }
 
-fn allowed_function(allowed: &Allowed, path: &[&str]) -> bool {
+/// One column reference inside a region: each of its identifiers must be one the region's SQL
+/// still has a use of.
+fn spend(region: &Region, budget: &mut [u32], path: &[&str]) -> bool {
+    path.iter().all(|part| match region.column(part) {
+        Some(i) if budget[i] > 0 => {
+            budget[i] -= 1;
+            true
+        }
+        _ => false,
+    })
+}
+
+fn allowed_function(names: &Names, path: &[&str]) -> bool {
     if let [name] = path {
         if PARSER_NAMES.iter().any(|p| same(p, name)) {
             return true;
         }
     }
-    let listed = |path: &[&str]| allowed.functions.iter().chain(&allowed.table_functions).any(|f| same_path(f, path));
+    let listed = |path: &[&str]| names.functions.iter().chain(&names.table_functions).any(|f| same_path(f, path));
     if listed(path) {
         return true;
     }
@@ -171,63 +229,9 @@ fn allowed_function(allowed: &Allowed, path: &[&str]) -> bool {
     }
 }
 
-fn allowed_table(allowed: &Allowed, db: &str, schema: &str, name: &str) -> bool {
-    allowed.tables.iter().any(|t| same(&t.db, db) && same(&t.schema, schema) && same(&t.name, name))
+fn allowed_table(names: &Names, db: &str, schema: &str, name: &str) -> bool {
+    names.tables.iter().any(|t| same(&t.db, db) && same(&t.schema, schema) && same(&t.name, name))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn allowed() -> Allowed {
-        Allowed {
-            statement: "SELECT",
-            tables: vec![PhysName { db: "phys".into(), schema: "main".into(), name: "orders".into() }],
-            ctes: vec!["__acl_cte1_x".into()],
-            functions: vec![vec!["system".into(), "main".into(), "lower".into()]],
-            table_functions: vec![vec!["system".into(), "main".into(), "range".into()]],
-            versioned: true,
-        }
-    }
-
-    #[test]
-    fn what_the_rules_allowed_passes() {
-        let parsed = vec![
-            (kind::STATEMENT, vec!["SELECT"]),
-            (kind::TABLE, vec!["PHYS", "main", "orders"]),
-            (kind::TABLE, vec!["__acl_cte1_x"]),
-            (kind::CTE_DEF, vec!["__acl_cte1_x"]),
-            (kind::FUNCTION, vec!["system", "main", "lower"]),
-            (kind::OPERATOR, vec!["+"]),
-            (kind::FUNCTION, vec!["list_value"]),
-            (kind::FUNCTION, vec!["count_star"]),
-            (kind::FUNCTION, vec!["system", "main", "range"]),
-            (kind::TABLE_FUNCTION, vec!["system", "main", "range"]),
-        ];
-        check(&allowed(), parsed).unwrap();
-    }
-
-    #[test]
-    fn anything_else_is_refused_without_naming_it() {
-        for (k, path) in [
-            (kind::TABLE, vec!["orders"]),
-            (kind::TABLE, vec!["phys", "main", "secret"]),
-            (kind::TABLE, vec!["main", "orders"]),
-            (kind::INSERT_TARGET, vec!["__acl_cte1_x"]),
-            (kind::FUNCTION, vec!["lower"]),
-            (kind::FUNCTION, vec!["memory", "main", "lower"]),
-            (kind::OPERATOR, vec!["+++"]),
-            (kind::FUNCTION, vec!["system", "main", "count_star"]),
-            (kind::TABLE_FUNCTION, vec!["system", "main", "lower"]),
-            (kind::CTE_DEF, vec!["orders"]),
-            (kind::OTHER, vec!["PIVOT"]),
-            (kind::STATEMENT, vec!["INSERT"]),
-        ] {
-            let parsed = vec![(kind::STATEMENT, vec!["SELECT"]), (k, path.clone())];
-            let e = check(&allowed(), parsed).unwrap_err().to_string();
-            assert!(e.starts_with("acl: internal error: the second check found"), "{e}");
-            assert!(!e.contains("orders") && !e.contains("phys") && !e.contains("lower"), "{e}");
-        }
-        assert!(check(&allowed(), vec![]).is_err(), "a parse without a statement type is refused");
-    }
-}
+mod tests;
