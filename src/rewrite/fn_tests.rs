@@ -291,6 +291,16 @@ fn what_the_second_check_allows_comes_from_the_policy_sql() {
     assert!(!allowed.regions[0].names.tables.contains(&phys("order_items")));
     let cols: Vec<&str> = allowed.regions[0].columns.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(cols, ["__acl_args", "a1", "amount", "id"]);
+    // a sliced object: its physical table and its calls only inside its region
+    let p = policy(&["CREATE VIRTUAL TABLE sales.masked AS phys.main.m COLUMNS (id, name = upper(name)) RLS (id > 1)"]);
+    let view = View::new(&p, &principal).unwrap();
+    let fns = FnGate::new(&p, &principal);
+    let (sql, allowed) = super::statement_allowed(&view, &fns, "SELECT lower(name) AS n FROM masked").unwrap();
+    assert!(sql.contains(r#"AS "__acl_p0") AS "masked""#), "{sql}");
+    assert!(allowed.outside.tables.is_empty(), "{allowed:?}");
+    assert_eq!(allowed.regions[0].names.tables, vec![phys("m")]);
+    assert_eq!(allowed.regions[0].names.functions, vec![vec!["upper".to_string()]]);
+    assert_eq!(allowed.outside.functions, vec![vec!["system".to_string(), "main".into(), "lower".into()]]);
 }
 
 #[test]
