@@ -7,10 +7,11 @@ namespace {
 // names, for Rust to compare with the decision. It decides nothing; what it does not model is
 // listed as OTHER (refused). Iterative, so a deep expression cannot exhaust the stack here.
 //
-// Regions: policy SQL is inserted as a derived table aliased "__acl_p<j>". Each subquery with
-// such an alias is reported (REGION, with the alias, in the region it sits in) and numbered
-// 1, 2, ... in the order reported; everything below it is reported with that number, everything
-// else with 0. Rust decides what each region may hold.
+// Regions: policy SQL is inserted as a derived table aliased "__acl_p<j>" (or, a sliced object,
+// as a derived table whose own FROM item carries that alias). Each such subquery outside every
+// region is reported (REGION, with the alias) and numbered 1, 2, ... in the order reported;
+// everything below it is reported with that number, everything else with 0. Rust decides what
+// each region may hold.
 enum RefKind : uint8_t {
 	K_STATEMENT = 0,
 	K_TABLE = 1,
@@ -30,6 +31,22 @@ bool OpensRegion(const Identifier &alias) {
 	auto &name = alias.GetIdentifierName();
 	auto n = strlen(REGION_PREFIX);
 	return name.size() >= n && StringUtil::CIEquals(name.substr(0, n), REGION_PREFIX);
+}
+
+// The marker of a subquery that is a region itself: its own alias, or (a sliced object, which
+// keeps the principal's alias) the alias of the FROM item of its SELECT.
+const Identifier *RegionMarker(SubqueryRef &sub) {
+	if (OpensRegion(sub.alias)) {
+		return &sub.alias;
+	}
+	auto node = sub.subquery ? sub.subquery->node.get() : nullptr;
+	if (node && node->type == QueryNodeType::SELECT_NODE) {
+		auto &from = node->Cast<SelectNode>().from_table;
+		if (from && OpensRegion(from->alias)) {
+			return &from->alias;
+		}
+	}
+	return nullptr;
 }
 
 // A pointer into the parse and the region it sits in.
@@ -296,8 +313,11 @@ private:
 		case TableReferenceType::SUBQUERY: {
 			auto &sub = ref.Cast<SubqueryRef>();
 			auto in = region;
-			if (OpensRegion(sub.alias)) {
-				Name(K_REGION, sub.alias); // reported in the region it sits in
+			// Regions do not nest: inside one, a marker opens nothing (a region the rules inserted
+			// there is then missing, which Rust refuses).
+			auto marker = region == 0 ? RegionMarker(sub) : nullptr;
+			if (marker) {
+				Name(K_REGION, *marker);
 				in = ++opened;
 			}
 			Node(sub.subquery->node.get(), in);

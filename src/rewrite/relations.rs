@@ -432,7 +432,7 @@ impl Resolver<'_, '_, '_> {
         // The visitor walks into the new subquery next: it is the policy's own SQL (the object's
         // source and its slices), so it is inserted as a region (trusted, not resolved again;
         // the second check holds it to what it names itself) under the principal's alias.
-        let subquery = super::slices::region_subquery(self.decision, subquery);
+        let subquery = super::slices::region_slice(self.decision, subquery);
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
         Ok(())
     }

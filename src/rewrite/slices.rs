@@ -70,6 +70,30 @@ pub(super) fn region_subquery(decision: &mut super::Decision, sql: Box<Query>) -
     q
 }
 
+/// A sliced object's or virtual view's subquery as region j without another layer: its own
+/// FROM item (the inner layer `"__acl_l<i>"`, `"__acl_u<i>"` or `"__acl_v"`, a name nothing in the
+/// slice refers to) takes the name `"__acl_p<j>"`, and DuckDB's parse shows the region as the
+/// subquery whose FROM item carries it (cpp/walk.cpp). A wrapper layer costs DuckDB a bind of
+/// its own on every execution (spec 011, "Cost"); any other shape falls back to one.
+pub(super) fn region_slice(decision: &mut super::Decision, mut sql: Box<Query>) -> Box<Query> {
+    let from_alias = match sql.body.as_mut() {
+        sqlparser::ast::SetExpr::Select(s) if sql.with.is_none() && s.from.len() == 1 && s.from[0].joins.is_empty() => {
+            match &mut s.from[0].relation {
+                TableFactor::Table { alias: Some(a), args: None, .. } | TableFactor::Derived { alias: Some(a), .. } => Some(a),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let Some(alias) = from_alias else { return region_subquery(decision, sql) };
+    let j = decision.regions.len();
+    *alias = region_alias(j);
+    let region = super::defence::Region::of(&*sql);
+    decision.region(region);
+    decision.trusted.push(&*sql as *const Query as usize);
+    sql
+}
+
 /// `AS "__acl_p<j>"`.
 pub(super) fn region_alias(j: usize) -> TableAlias {
     TableAlias { explicit: true, name: Ident::with_quote('"', super::defence::region_alias(j)), columns: vec![], at: None }

@@ -45,8 +45,9 @@ pub mod kind {
     pub const OTHER: u8 = 7;
     /// A column reference (its name parts); `#n` for a positional reference.
     pub const COLUMN: u8 = 8;
-    /// A derived table aliased `__acl_p…` opens a region: the name is the alias, the region the
-    /// one it sits in. The walk numbers regions 1, 2, … in the order it reports these.
+    /// A derived table aliased `__acl_p…`, or whose own FROM item is (a sliced object), opens a
+    /// region: the name is that alias, the region the one it sits in (the walk reports them only
+    /// outside every region). The walk numbers regions 1, 2, … in the order it reports these.
     pub const REGION: u8 = 9;
 }
 
