@@ -38,7 +38,8 @@ con.execute(
 con.execute(
     "ACL ADMIN CREATE ROLE clerk; GRANT CATALOG sales TO ROLE clerk WITH (select) MAIN RLS (id < 3);"
     " CREATE VIRTUAL TABLE FUNCTION sales.echo(n INTEGER) AS SELECT acl_arg(1) AS v FROM phys.main.orders_tbl WHERE id = 1;"
-    " CREATE VIRTUAL TABLE FUNCTION sales.pick(n INTEGER) AS SELECT id FROM phys.main.orders_tbl WHERE id = acl_arg(1)"
+    " CREATE VIRTUAL TABLE FUNCTION sales.pick(n INTEGER) AS SELECT id FROM phys.main.orders_tbl WHERE id = acl_arg(1);"
+    " CREATE VIRTUAL SCALAR sales.shout(s VARCHAR) AS upper(acl_arg(1))"
 ).fetchall()
 results = []
 for _ in range(2):  # the second time from the batch cache (and a kept parse, if one was kept)
@@ -58,6 +59,8 @@ ARG_TABLE = 'ACL ROLE "analyst" SELECT v FROM echo((SELECT max(id) FROM orders))
 ARG_BODY_TABLE = 'ACL ROLE "clerk" SELECT v FROM echo((SELECT max(id) FROM phys.main.orders_tbl))'
 # An argument substituted inside the body: `id` binds to the body's table, the filter is id = id
 IN_PLACE = 'ACL ROLE "clerk" SELECT id FROM pick(id) ORDER BY id'
+# A virtual scalar taken in place: its body's `upper` is allowed, the argument's bare `lower` is not
+IN_PLACE_SCALAR = "ACL ROLE \"analyst\" SELECT shout(lower('a'))"
 CAUGHT = "acl: internal error: the second check found"
 
 
@@ -141,6 +144,17 @@ def without_the_check_the_argument_in_place_returns_every_row(_):
     assert run(faults_ext(), "vfn_args_in_place,no_defence", IN_PLACE) == {"rows": [[1], [2], [3]]}
 
 
+@test
+def a_call_in_a_virtual_scalars_argument_is_not_taken_for_the_bodys(_):
+    # what the body may call is read from the stored body, never from the argument put in its place
+    assert_caught(run(faults_ext(), "unqualified_functions", IN_PLACE_SCALAR), "a function")
+
+
+@test
+def without_the_check_the_macro_captures_the_argument(_):
+    assert run(faults_ext(), "unqualified_functions,no_defence", IN_PLACE_SCALAR) == {"rows": [["PWNED"]]}
+
+
 NOT_FOUND = 'Referenced column "id" was not found'
 
 
@@ -151,6 +165,7 @@ def the_faults_build_without_a_fault_behaves(_):
     assert run(faults_ext(), None, ARG_TABLE) == {"rows": [[3]]}
     assert "is not granted" in run(faults_ext(), None, ARG_BODY_TABLE)["error"]
     assert NOT_FOUND in run(faults_ext(), None, IN_PLACE)["error"]
+    assert run(faults_ext(), None, IN_PLACE_SCALAR) == {"rows": [["A"]]}
 
 
 @test

@@ -132,6 +132,9 @@ impl<'a> Expand<'a, '_> {
             FnBody::Expr(body) => match scalar_form(body) {
                 Form::InPlace => {
                     let args = Self::bind_args(call, args, false)?;
+                    // The body stands among the principal's own calls (outside every region): its
+                    // calls, read from the stored body, join the principal's allowed set.
+                    self.decision.functions.extend(Region::of(body).names.functions);
                     let mut body = body.clone();
                     self.substitute(&mut body, Form::InPlace, args)?;
                     Expr::Nested(Box::new(body))
@@ -259,10 +262,9 @@ impl<'a> Expand<'a, '_> {
     }
 
     /// Replaces the placeholders in a (cloned) body — in place by the arguments, or by
-    /// `"__acl_args"."a<n>"` — and the claims by their values. In place, the body's calls join the
-    /// principal's allowed set (they stand outside any region).
+    /// `"__acl_args"."a<n>"` — and the claims by their values.
     fn substitute<T: VisitMut + ?Sized>(&mut self, body: &mut T, form: Form, args: Vec<Expr>) -> Result<()> {
-        let mut s = Subst { view: self.view, form, args: args.into_iter().map(Some).collect(), decision: &mut *self.decision };
+        let mut s = Subst { view: self.view, form, args: args.into_iter().map(Some).collect() };
         match body.visit(&mut s) {
             ControlFlow::Break(e) => Err(e),
             ControlFlow::Continue(()) => Ok(()),
@@ -295,9 +297,8 @@ fn to_flow(r: Result<()>) -> ControlFlow<AclError> {
 struct Subst<'a, 'v> {
     view: &'a View<'v>,
     form: Form,
-    /// In place: each argument, taken at its placeholder's first use (cloned after that).
+    /// In place: each argument, taken at its placeholder's (only) use.
     args: Vec<Option<Expr>>,
-    decision: &'a mut Decision,
 }
 
 impl Subst<'_, '_> {
@@ -316,7 +317,9 @@ impl Subst<'_, '_> {
 impl VisitorMut for Subst<'_, '_> {
     type Break = AclError;
 
-    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<AclError> {
+    // After the children, so the visitor never walks into an argument it put in place: what the
+    // principal wrote is never read as the body's.
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<AclError> {
         let Expr::Function(f) = expr else { return ControlFlow::Continue(()) };
         if let Some(n) = acl_arg_index(f) {
             match self.placeholder(n) {
@@ -329,9 +332,6 @@ impl VisitorMut for Subst<'_, '_> {
             };
             let v = self.view.claim(&name).map_or(Value::Null, |c| Value::SingleQuotedString(c.to_string()));
             *expr = Expr::value(v);
-        } else if self.form == Form::InPlace {
-            // A body in place stands among the principal's own calls (the second check's outside set).
-            self.decision.functions.push(super::defence::parts(&f.name));
         }
         ControlFlow::Continue(())
     }
