@@ -314,6 +314,14 @@ fn reserved_names_are_refused() {
         "SELECT * FROM big(1) AS b(__acl_x)",
         "SELECT \"__acl_vfn0\"(1)",
         "SELECT * FROM orders WHERE id IN (SELECT __acl_l0.id FROM orders)",
+        "SELECT * FROM __acl_x",
+        "SELECT * FROM sales.__acl_x.orders",
+        "SELECT * FROM __acl_range(1)",
+        "SELECT list_transform([1], lambda __acl_x: 1)",
+        "SELECT * EXCLUDE (__acl_x) FROM orders",
+        "SELECT s.__acl_x FROM orders AS s",
+        "INSERT INTO orders (__acl_x) VALUES (1)",
+        "UPDATE orders SET __acl_x = 1",
     ] {
         refused(&p, "analyst", sql, "names starting with \"__acl\" are reserved");
     }
