@@ -59,6 +59,7 @@ struct AclRef {
 	uint8_t kind;
 	uint32_t first;
 	uint32_t count;
+	uint32_t region; // 0: outside every region of policy SQL (walk.cpp)
 };
 struct AclStr {
 	const char *ptr;

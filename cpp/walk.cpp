@@ -6,6 +6,12 @@ namespace {
 // The second line of defence (specs/011): lists what DuckDB's own parse of a rewritten statement
 // names, for Rust to compare with the decision. It decides nothing; what it does not model is
 // listed as OTHER (refused). Iterative, so a deep expression cannot exhaust the stack here.
+//
+// Regions: policy SQL is inserted as a derived table aliased "__acl_p<j>" (or, a sliced object,
+// as a derived table whose own FROM item carries that alias). Each such subquery outside every
+// region is reported (REGION, with the alias) and numbered 1, 2, ... in the order reported;
+// everything below it is reported with that number, everything else with 0. Rust decides what
+// each region may hold.
 enum RefKind : uint8_t {
 	K_STATEMENT = 0,
 	K_TABLE = 1,
@@ -14,7 +20,40 @@ enum RefKind : uint8_t {
 	K_OPERATOR = 4,
 	K_TABLE_FUNCTION = 5,
 	K_CTE_DEF = 6,
-	K_OTHER = 7
+	K_OTHER = 7,
+	K_COLUMN = 8,
+	K_REGION = 9
+};
+
+const char *const REGION_PREFIX = "__acl_p";
+
+bool OpensRegion(const Identifier &alias) {
+	auto &name = alias.GetIdentifierName();
+	auto n = strlen(REGION_PREFIX);
+	return name.size() >= n && StringUtil::CIEquals(name.substr(0, n), REGION_PREFIX);
+}
+
+// The marker of a subquery that is a region itself: its own alias, or (a sliced object, which
+// keeps the principal's alias) the alias of the FROM item of its SELECT.
+const Identifier *RegionMarker(SubqueryRef &sub) {
+	if (OpensRegion(sub.alias)) {
+		return &sub.alias;
+	}
+	auto node = sub.subquery ? sub.subquery->node.get() : nullptr;
+	if (node && node->type == QueryNodeType::SELECT_NODE) {
+		auto &from = node->Cast<SelectNode>().from_table;
+		if (from && OpensRegion(from->alias)) {
+			return &from->alias;
+		}
+	}
+	return nullptr;
+}
+
+// A pointer into the parse and the region it sits in.
+template <class T>
+struct In {
+	T *item;
+	uint32_t region;
 };
 
 class ParsedNames {
@@ -30,15 +69,18 @@ public:
 			if (!nodes.empty()) {
 				auto n = nodes.back();
 				nodes.pop_back();
-				VisitNode(*n);
+				region = n.region;
+				VisitNode(*n.item);
 			} else if (!tables.empty()) {
 				auto t = tables.back();
 				tables.pop_back();
-				VisitTable(*t);
+				region = t.region;
+				VisitTable(*t.item);
 			} else {
 				auto e = exprs.back();
 				exprs.pop_back();
-				VisitExpr(*e);
+				region = e.region;
+				VisitExpr(*e.item);
 			}
 		}
 	}
@@ -78,7 +120,7 @@ private:
 				}
 				for (auto &col : table.columns.Logical()) {
 					if (col.HasDefaultValue()) {
-						exprs.push_back(const_cast<ParsedExpression *>(&col.DefaultValue()));
+						exprs.push_back({const_cast<ParsedExpression *>(&col.DefaultValue()), region});
 					}
 				}
 				for (auto &c : table.constraints) {
@@ -101,17 +143,20 @@ private:
 		}
 	}
 
-	vector<QueryNode *> nodes;
-	vector<TableRef *> tables;
-	vector<ParsedExpression *> exprs;
+	vector<In<QueryNode>> nodes;
+	vector<In<TableRef>> tables;
+	vector<In<ParsedExpression>> exprs;
 	vector<AclRef> &refs;
 	vector<AclStr> &strs;
 	std::deque<string> &literals;
 	vector<FunctionExpression *> &qualify;
+	// The region of the item being visited (0: outside every region), and how many were opened.
+	uint32_t region = 0;
+	uint32_t opened = 0;
 
 	void Literal(uint8_t kind, string text) {
 		literals.push_back(std::move(text));
-		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
+		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1, region});
 		strs.push_back(AclStr {literals.back().data(), literals.back().size()});
 	}
 	void Name(uint8_t kind, const QualifiedName &name) {
@@ -120,26 +165,37 @@ private:
 			auto &text = part.GetIdentifierName();
 			strs.push_back(AclStr {text.data(), text.size()});
 		}
-		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first)});
+		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first), region});
 	}
 	void Name(uint8_t kind, const Identifier &name) {
 		auto &text = name.GetIdentifierName();
-		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1});
+		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1, region});
 		strs.push_back(AclStr {text.data(), text.size()});
 	}
-	void Node(QueryNode *n) {
-		if (n) {
-			nodes.push_back(n);
+	void Names(uint8_t kind, const vector<Identifier> &names) {
+		auto first = static_cast<uint32_t>(strs.size());
+		for (auto &part : names) {
+			auto &text = part.GetIdentifierName();
+			strs.push_back(AclStr {text.data(), text.size()});
 		}
+		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first), region});
+	}
+	void Node(QueryNode *n, uint32_t in) {
+		if (n) {
+			nodes.push_back({n, in});
+		}
+	}
+	void Node(QueryNode *n) {
+		Node(n, region);
 	}
 	void Table(TableRef *t) {
 		if (t) {
-			tables.push_back(t);
+			tables.push_back({t, region});
 		}
 	}
 	void Expr(unique_ptr<ParsedExpression> &e) {
 		if (e) {
-			exprs.push_back(e.get());
+			exprs.push_back({e.get(), region});
 		}
 	}
 	void Exprs(vector<unique_ptr<ParsedExpression>> &list) {
@@ -257,9 +313,19 @@ private:
 			Expr(j.condition);
 			break;
 		}
-		case TableReferenceType::SUBQUERY:
-			Node(ref.Cast<SubqueryRef>().subquery->node.get());
+		case TableReferenceType::SUBQUERY: {
+			auto &sub = ref.Cast<SubqueryRef>();
+			auto in = region;
+			// Regions do not nest: inside one, a marker opens nothing (a region the rules inserted
+			// there is then missing, which Rust refuses).
+			auto marker = region == 0 ? RegionMarker(sub) : nullptr;
+			if (marker) {
+				Name(K_REGION, *marker);
+				in = ++opened;
+			}
+			Node(sub.subquery->node.get(), in);
 			break;
+		}
 		case TableReferenceType::TABLE_FUNCTION: {
 			auto &f = ref.Cast<TableFunctionRef>();
 			if (f.function && f.function->GetExpressionClass() == ExpressionClass::FUNCTION) {
@@ -383,6 +449,12 @@ private:
 			break;
 		case ExpressionClass::SUBQUERY:
 			Node(expr.Cast<SubqueryExpression>().SubqueryMutable()->node.get());
+			break;
+		case ExpressionClass::COLUMN_REF:
+			Names(K_COLUMN, expr.Cast<ColumnRefExpression>().ColumnNames());
+			break;
+		case ExpressionClass::POSITIONAL_REFERENCE:
+			Literal(K_COLUMN, "#");
 			break;
 		default:
 			break;

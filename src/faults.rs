@@ -13,6 +13,12 @@ pub struct Faults {
     pub unqualified_functions: bool,
     /// The second check accepts everything.
     pub no_defence: bool,
+    /// The table rule (and the post-check) do not look inside a virtual function's arguments:
+    /// their table names reach DuckDB as written.
+    pub vfn_args_unresolved: bool,
+    /// A virtual function's arguments are substituted in place inside its body (the behaviour
+    /// before issue 10: the principal's names bind against the body's tables).
+    pub vfn_args_in_place: bool,
 }
 
 impl Faults {
@@ -24,6 +30,8 @@ impl Faults {
             skip_relations: on("skip_relations"),
             unqualified_functions: on("unqualified_functions"),
             no_defence: on("no_defence"),
+            vfn_args_unresolved: on("vfn_args_unresolved"),
+            vfn_args_in_place: on("vfn_args_in_place"),
         }
     }
 

@@ -72,6 +72,8 @@ pub struct AclRef {
     kind: u8,
     first: u32,
     count: u32,
+    /// The region of policy SQL it sits in (0: outside every region; see `rewrite::defence`).
+    region: u32,
 }
 
 #[repr(C)]
@@ -434,19 +436,22 @@ pub unsafe extern "C" fn acl_rs_check(
         if checks.off {
             return Ok(());
         }
+        let texts: Vec<&str> = strs
+            .iter()
+            .map(|p| {
+                // SAFETY: the shim passes pointers to `len` readable bytes that live for the call.
+                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr, p.len) } };
+                // A name that is not UTF-8 matches nothing the rules allowed.
+                std::str::from_utf8(bytes).unwrap_or("\u{fffd}")
+            })
+            .collect();
         let mut parsed = Vec::with_capacity(refs.len());
         for r in refs {
             let (first, count) = (r.first as usize, r.count as usize);
-            let Some(parts) = strs.get(first..first + count) else {
+            let Some(path) = first.checked_add(count).and_then(|end| texts.get(first..end)) else {
                 return Err(AclError::internal("the second check got a malformed list"));
             };
-            let mut path = Vec::with_capacity(count);
-            for p in parts {
-                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr, p.len) } };
-                // A name that is not UTF-8 matches nothing the rules allowed.
-                path.push(std::str::from_utf8(bytes).unwrap_or("\u{fffd}"));
-            }
-            parsed.push((r.kind, path));
+            parsed.push((r.kind, r.region, path));
         }
         rewrite::defence_check(allowed, &checks.host, parsed)
     }));

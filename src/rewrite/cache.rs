@@ -43,9 +43,15 @@ fn names_bytes(names: &[(super::errors::Slot, String, String)]) -> usize {
 /// The heap an allowed set holds (it grows with every policy subquery a statement names).
 pub(crate) fn allowed_bytes(a: &super::Allowed) -> usize {
     const S: usize = std::mem::size_of::<String>();
-    let tables: usize = a.tables.iter().map(|t| t.db.len() + t.schema.len() + t.name.len() + 3 * S).sum();
-    let paths = |v: &[Vec<String>]| v.iter().map(|p| texts(p) + S).sum::<usize>();
-    tables + texts(&a.ctes) + paths(&a.functions) + paths(&a.table_functions)
+    let names = |n: &super::defence::Names| {
+        let tables: usize = n.tables.iter().map(|t| t.db.len() + t.schema.len() + t.name.len() + 3 * S).sum();
+        let paths = |v: &[Vec<String>]| v.iter().map(|p| texts(p) + S).sum::<usize>();
+        tables + texts(&n.ctes) + paths(&n.functions) + paths(&n.table_functions)
+    };
+    // Regions are shared (`Arc`) with the slice cache and the policy: counted once per statement
+    // all the same, as an upper bound.
+    names(&a.outside)
+        + a.regions.iter().map(|r| names(&r.names) + r.columns.iter().map(|(c, _)| c.len() + S + 4).sum::<usize>()).sum::<usize>()
 }
 
 pub struct RewriteCache {

@@ -202,6 +202,7 @@ fn virtual_scalar_functions() {
     let p = policy(&["CREATE VIRTUAL SCALAR sales.gross(x DOUBLE) AS acl_arg(1) * 1.2",
         "CREATE VIRTUAL SCALAR sales.shout ALIAS OF upper",
         "CREATE VIRTUAL SCALAR hr.secret() AS 42"]);
+    // a body that opens no scope takes its argument in place, bound in the caller's scope
     rewrites(&p, "analyst", "SELECT gross(amount) AS g FROM orders",
         &format!("SELECT ((CAST(amount AS DOUBLE)) * 1.2) AS g FROM {ORDERS}"));
     rewrites(&p, "analyst", "SELECT sales.shout(lower(name)) AS s FROM orders",
@@ -212,6 +213,40 @@ fn virtual_scalar_functions() {
 }
 
 #[test]
+fn scalar_bodies_with_a_scope_take_their_arguments_as_values() {
+    let p = policy(&[
+        "CREATE VIRTUAL SCALAR sales.name_of(i INT) AS (SELECT name FROM phys.main.people WHERE id = acl_arg(1))",
+        "CREATE VIRTUAL SCALAR sales.plus(l INT[], k INT) AS list_transform(acl_arg(1), lambda x: x + acl_arg(2))",
+        "CREATE VIRTUAL SCALAR sales.twice(x INT) AS acl_arg(1) + acl_arg(1)",
+        "CREATE VIRTUAL SCALAR sales.firsts(l INT[]) AS list_transform(acl_arg(1), lambda x: x[1])",
+    ]);
+    rewrites(&p, "analyst", "SELECT name_of(id) AS n FROM orders",
+        &format!(r#"SELECT (SELECT "__acl_p0".* FROM (VALUES (CAST(id AS INT))) AS "__acl_args" ("a1"), LATERAL (SELECT (SELECT name FROM "phys"."main"."people" WHERE id = "__acl_args"."a1")) AS "__acl_p0") AS n FROM {ORDERS}"#));
+    // a placeholder under a lambda: the lambda's parameter cannot capture the caller's `x`
+    rewrites(&p, "analyst", "SELECT plus([1], x) AS n FROM orders",
+        &format!(r#"SELECT (SELECT "__acl_p0".* FROM (VALUES (CAST([1] AS INT[]), CAST(x AS INT))) AS "__acl_args" ("a1", "a2"), LATERAL (SELECT list_transform("__acl_args"."a1", lambda x : x + "__acl_args"."a2")) AS "__acl_p0") AS n FROM {ORDERS}"#));
+    // an argument used twice is evaluated once
+    rewrites(&p, "analyst", "SELECT twice(lower('x')::INT) AS n",
+        r#"SELECT (SELECT "__acl_p0".* FROM (VALUES (CAST("system"."main"."lower"('x')::INT AS INT))) AS "__acl_args" ("a1"), LATERAL (SELECT "__acl_args"."a1" + "__acl_args"."a1") AS "__acl_p0") AS n"#);
+    // the argument outside the lambda: in place
+    rewrites(&p, "analyst", "SELECT firsts(l) AS n FROM orders",
+        &format!(r#"SELECT (list_transform((CAST(l AS INT[])), lambda x : x[1])) AS n FROM {ORDERS}"#));
+    // nested calls: the inner one is expanded first, inside the outer one's VALUES
+    let out = run(&p, "analyst", "SELECT name_of(name_of(id)::INT) AS n FROM orders").unwrap();
+    assert!(out.starts_with(r#"SELECT (SELECT "__acl_p1".* FROM (VALUES (CAST((SELECT "__acl_p0".* FROM (VALUES (CAST(id AS INT)))"#), "{out}");
+    assert!(out.contains(r#"AS "__acl_p0")::INT AS INT))) AS "__acl_args" ("a1"), LATERAL"#), "{out}");
+    assert!(out.contains(r#"AS "__acl_p1") AS n"#), "{out}");
+    // windows would see one row in the VALUES list; several values are never one argument
+    refused(&p, "analyst", "SELECT name_of(row_number() OVER ()) FROM orders", "a window function cannot be an argument");
+    for sql in ["SELECT name_of(*) FROM orders", "SELECT name_of(orders.*) FROM orders", "SELECT name_of(COLUMNS(*)) FROM orders",
+        "SELECT plus([1], COLUMNS('id') + 1) FROM orders"] {
+        refused(&p, "analyst", sql, "one value per argument");
+    }
+    // a subquery of the argument's own may use anything it likes
+    assert!(run(&p, "analyst", "SELECT name_of((SELECT count(*) FROM orders WHERE id IN (SELECT * FROM orders)))").is_ok());
+}
+
+#[test]
 fn virtual_table_functions() {
     let p = policy(&[
         "CREATE VIRTUAL TABLE FUNCTION sales.big(n INT) AS SELECT id FROM phys.main.orders WHERE amount > acl_arg(1)",
@@ -219,13 +254,79 @@ fn virtual_table_functions() {
         "CREATE VIRTUAL TABLE FUNCTION sales.mine() AS SELECT * FROM read_csv('/data/' || acl_claim('tenant') || '.csv')",
     ]);
     rewrites(&p, "analyst", "SELECT * FROM big(10)",
-        r#"SELECT * FROM (SELECT id FROM "phys"."main"."orders" WHERE amount > (CAST(10 AS INT))) AS "big""#);
+        r#"SELECT * FROM (SELECT "__acl_p0".* FROM (VALUES (CAST(10 AS INT))) AS "__acl_args" ("a1"), LATERAL (SELECT id FROM "phys"."main"."orders" WHERE amount > "__acl_args"."a1") AS "__acl_p0") AS "big""#);
     rewrites(&p, "analyst", "SELECT b.id FROM sales.big((SELECT max(id) FROM orders)) AS b",
-        r#"SELECT b.id FROM (SELECT id FROM "phys"."main"."orders" WHERE amount > (CAST((SELECT "system"."main"."max"(id) AS "max(id)" FROM "phys"."main"."orders" AS "orders") AS INT))) AS b"#);
+        r#"SELECT b.id FROM (SELECT "__acl_p0".* FROM (VALUES (CAST((SELECT "system"."main"."max"(id) AS "max(id)" FROM "phys"."main"."orders" AS "orders") AS INT))) AS "__acl_args" ("a1"), LATERAL (SELECT id FROM "phys"."main"."orders" WHERE amount > "__acl_args"."a1") AS "__acl_p0") AS b"#);
+    // a lateral reference to the caller's own earlier FROM item
+    rewrites(&p, "analyst", "SELECT * FROM orders o, big(o.amount) AS b",
+        r#"SELECT * FROM "phys"."main"."orders" o, (SELECT "__acl_p0".* FROM (VALUES (CAST(o.amount AS INT))) AS "__acl_args" ("a1"), LATERAL (SELECT id FROM "phys"."main"."orders" WHERE amount > "__acl_args"."a1") AS "__acl_p0") AS b"#);
+    // ALIAS OF: the real function, its arguments in the caller's scope
     rewrites(&p, "analyst", "SELECT * FROM files('a.csv')",
-        r#"SELECT * FROM (SELECT * FROM "system"."main"."read_csv"((CAST('a.csv' AS VARCHAR)))) AS "files""#);
+        r#"SELECT * FROM "system"."main"."read_csv"(CAST('a.csv' AS VARCHAR)) AS "files""#);
     rewrites(&p, "analyst", "SELECT * FROM mine()",
-        r#"SELECT * FROM (SELECT * FROM read_csv('/data/' || NULL || '.csv')) AS "mine""#);
+        r#"SELECT * FROM (SELECT "__acl_p0".* FROM (SELECT * FROM read_csv('/data/' || NULL || '.csv')) AS "__acl_p0") AS "mine""#);
+    refused(&p, "analyst", "SELECT * FROM big(*)", "one value per argument");
+    refused(&p, "analyst", "SELECT * FROM orders o, big(o.*)", "one value per argument");
+    refused(&p, "analyst", "SELECT * FROM big(n := 1)", "positional arguments only");
+    refused(&p, "analyst", "SELECT * FROM orders o, big(COLUMNS(*))", "one value per argument");
+    refused(&p, "analyst", "SELECT * FROM big(sum(1) OVER ())", "a window function cannot be an argument");
+}
+
+#[test]
+fn what_the_second_check_allows_comes_from_the_policy_sql() {
+    let p = policy(&[
+        "CREATE VIRTUAL TABLE FUNCTION sales.big(n INT) AS SELECT id FROM phys.main.orders WHERE amount > acl_arg(1)",
+        "CREATE VIRTUAL TABLE sales.items AS phys.main.order_items",
+    ]);
+    let principal = Principal::role("analyst");
+    let view = View::new(&p, &principal).unwrap();
+    let fns = FnGate::new(&p, &principal);
+    let (_, allowed) = super::statement_allowed(&view, &fns, "SELECT * FROM items i, big((SELECT max(id) FROM items))").unwrap();
+    let phys = |t: &str| crate::policy::PhysName { db: "phys".into(), schema: "main".into(), name: t.into() };
+    // the principal's own names resolve outside; the body's table only inside its region
+    assert!(allowed.outside.tables.contains(&phys("order_items")), "{allowed:?}");
+    assert!(!allowed.outside.tables.contains(&phys("orders")), "{allowed:?}");
+    assert_eq!(allowed.regions.len(), 1);
+    assert_eq!(allowed.regions[0].names.tables, vec![phys("orders")]);
+    assert!(!allowed.regions[0].names.tables.contains(&phys("order_items")));
+    let cols: Vec<&str> = allowed.regions[0].columns.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(cols, ["__acl_args", "a1", "amount", "id"]);
+    // a sliced object: its physical table and its calls only inside its region
+    let p = policy(&["CREATE VIRTUAL TABLE sales.masked AS phys.main.m COLUMNS (id, name = upper(name)) RLS (id > 1)"]);
+    let view = View::new(&p, &principal).unwrap();
+    let fns = FnGate::new(&p, &principal);
+    let (sql, allowed) = super::statement_allowed(&view, &fns, "SELECT lower(name) AS n FROM masked").unwrap();
+    assert!(sql.contains(r#"FROM "phys"."main"."m" AS "__acl_p0" WHERE id > 1) AS "masked""#), "{sql}");
+    assert!(allowed.outside.tables.is_empty(), "{allowed:?}");
+    assert_eq!(allowed.regions[0].names.tables, vec![phys("m")]);
+    assert_eq!(allowed.regions[0].names.functions, vec![vec!["upper".to_string()]]);
+    assert_eq!(allowed.outside.functions, vec![vec!["system".to_string(), "main".into(), "lower".into()]]);
+}
+
+#[test]
+fn reserved_names_are_refused() {
+    let p = policy(&["CREATE VIRTUAL TABLE FUNCTION sales.big(n INT) AS SELECT id FROM phys.main.orders WHERE amount > acl_arg(1)"]);
+    for sql in [
+        "SELECT * FROM orders AS __acl_p0",
+        "SELECT id AS \"__ACL_x\" FROM orders",
+        "WITH __acl_cte1_orders AS (SELECT 1) SELECT * FROM __acl_cte1_orders",
+        "SELECT \"__acl_args\".a1 FROM big(1)",
+        "SELECT * FROM big(1) AS b(__acl_x)",
+        "SELECT \"__acl_vfn0\"(1)",
+        "SELECT * FROM orders WHERE id IN (SELECT __acl_l0.id FROM orders)",
+        "SELECT * FROM __acl_x",
+        "SELECT * FROM sales.__acl_x.orders",
+        "SELECT * FROM __acl_range(1)",
+        "SELECT list_transform([1], lambda __acl_x: 1)",
+        "SELECT * EXCLUDE (__acl_x) FROM orders",
+        "SELECT s.__acl_x FROM orders AS s",
+        "INSERT INTO orders (__acl_x) VALUES (1)",
+        "UPDATE orders SET __acl_x = 1",
+    ] {
+        refused(&p, "analyst", sql, "names starting with \"__acl\" are reserved");
+    }
+    // a string is not a name
+    assert!(run(&p, "analyst", "SELECT '__acl_p0' AS x").is_ok());
 }
 
 #[test]
@@ -280,7 +381,7 @@ fn aliases_quote_what_they_repeat() {
 fn metadata_is_answered_from_the_listing() {
     let p = policy(&[]);
     let out = run(&p, "analyst", "SELECT table_name FROM information_schema.tables t WHERE t.table_schema = 'main'").unwrap();
-    assert!(out.starts_with("SELECT table_name FROM (SELECT database_name AS table_catalog"), "{out}");
+    assert!(out.starts_with("SELECT table_name FROM (SELECT * FROM (SELECT database_name AS table_catalog"), "{out}");
     assert!(out.contains(r#""system"."main"."acl_meta"('tables', '{"#) && out.ends_with(r#") t WHERE t.table_schema = 'main'"#), "{out}");
     assert!(!out.contains("phys"), "{out}");
     // duckdb_*() are answered even though the meta category is not granted

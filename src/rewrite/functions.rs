@@ -100,13 +100,16 @@ pub(super) fn apply(
     view: &View<'_>,
     gate: &FnGate<'_>,
     decision: &mut Decision,
-    fault_unqualified: bool,
+    faults: crate::faults::Faults,
 ) -> Result<Vec<VirtualCall>> {
-    let mut g = Gate { view, gate, decision, calls: Vec::new(), in_trusted: 0, fault_unqualified };
-    match stmt.visit(&mut g) {
-        ControlFlow::Break(e) => Err(e),
-        ControlFlow::Continue(()) => Ok(g.calls),
+    let mut g = Gate { view, gate, decision, calls: Vec::new(), in_trusted: 0, fault_unqualified: faults.unqualified_functions };
+    if let ControlFlow::Break(e) = stmt.visit(&mut g) {
+        return Err(e);
     }
+    if faults.vfn_args_unresolved && !g.calls.is_empty() {
+        super::virtual_fns::fault_skip_args(stmt, g.decision);
+    }
+    Ok(g.calls)
 }
 
 struct Gate<'a, 'v, 'p> {

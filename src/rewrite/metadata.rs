@@ -190,16 +190,9 @@ fn show_kind(stmt: &Statement) -> Option<&'static str> {
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
     if let Some(kind) = show_kind(stmt) {
         let inner = relation_query(view, kind, &mut decision.room)?;
-        decision.trusted.push(&*inner as *const Query as usize);
-        super::relations::allow_supplied(decision, &inner);
-        let mut q = Parser::new(&DuckDbDialect {})
-            .try_with_sql("SELECT * FROM (SELECT 1) AS \"show\"")
-            .and_then(|mut p| p.parse_query())
-            .map_err(|_| AclError::internal("a metadata relation did not parse"))?;
-        if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {
-            s.from[0].relation = TableFactor::Derived { lateral: false, subquery: inner, alias: Some(alias_as("show")), sample: None };
-        }
-        *stmt = Statement::Query(q);
+        super::relations::map_supplied(decision, &inner);
+        // `SELECT * FROM (<listing>) AS "__acl_p<j>"`: the listing is policy SQL (a region).
+        *stmt = Statement::Query(super::slices::region_subquery(decision, inner));
         return Ok(());
     }
     let mut m = Meta { view, decision, in_trusted: 0 };
@@ -266,8 +259,8 @@ impl Meta<'_, '_> {
         let TableFactor::Table { alias, .. } = tf else { return Ok(()) };
         let alias = alias.take().unwrap_or_else(|| alias_as(name));
         let subquery = relation_query(self.view, name, &mut self.decision.room)?;
-        self.decision.trusted.push(&*subquery as *const Query as usize);
-        super::relations::allow_supplied(self.decision, &subquery);
+        super::relations::map_supplied(self.decision, &subquery);
+        let subquery = super::slices::region_subquery(self.decision, subquery);
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
         Ok(())
     }

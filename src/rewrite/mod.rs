@@ -71,8 +71,9 @@ pub struct Decision {
     /// Scalar/aggregate/window calls as emitted (name parts): the gate's qualified keys, the
     /// syntax names it leaves bare, and calls inside policy SQL as written (`defence`).
     pub functions: Vec<Vec<String>>,
-    /// Physical tables named inside policy-supplied SQL (slices, virtual views).
-    pub trusted_tables: Vec<PhysName>,
+    /// The policy SQL inserted into the statement, region j as the derived table `"__acl_p<j>"`:
+    /// what each piece names, read from that SQL alone (`defence::Region::of`).
+    pub regions: Vec<Arc<defence::Region>>,
     /// `(slot, physical spelling, virtual name)`: how DuckDB's own errors about this statement
     /// name what the rewrite placed, and what the principal is shown instead (see `errors`).
     pub names: Vec<(errors::Slot, String, String)>,
@@ -94,6 +95,12 @@ pub fn fits(len: usize, settings: &Settings) -> bool {
 }
 
 impl Decision {
+    /// Records a piece of policy SQL about to be inserted; returns its region index.
+    pub fn region(&mut self, r: defence::Region) -> usize {
+        self.regions.push(Arc::new(r));
+        self.regions.len() - 1
+    }
+
     /// Records how DuckDB may print a placed physical table, its schema and its database in an
     /// error, and the principal's name for each (`errors`). A key whose catalog is `(hidden)`
     /// (a table no rule gave a name of the principal's) reads `(hidden)` in every slot.
@@ -400,6 +407,9 @@ fn statement_with_names(
     room: usize,
 ) -> Result<(String, Allowed)> {
     let mut stmt = parse_one(sql)?;
+    // Names of our own (markers, regions, helpers) cannot come from the principal: checked on its
+    // text alone, before any rule puts ours in.
+    virtual_fns::check_reserved(&stmt)?;
     let gate = gate::check(&mut stmt)?;
     if let gate::Gate::AsIs = gate {
         printable::make_printable(&mut stmt)?;
@@ -439,13 +449,13 @@ fn rules(
     faults: crate::faults::Faults,
     persistent_view: bool,
 ) -> Result<()> {
-    let calls = functions::apply(stmt, view, fns, decision, faults.unqualified_functions)?;
+    let calls = functions::apply(stmt, view, fns, decision, faults)?;
     decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
     metadata::apply(stmt, view, decision)?;
     if !faults.skip_relations {
         relations::apply_in(stmt, view, decision, persistent_view)?;
     }
-    virtual_fns::expand(stmt, view, &calls, decision)?;
+    virtual_fns::expand(stmt, view, &calls, decision, faults)?;
     if !faults.skip_relations {
         post_check::check(stmt, decision)?;
     }
@@ -502,4 +512,5 @@ mod fn_tests;
 mod gate_tests;
 #[cfg(test)]
 mod txn_tests;
+#[cfg(test)]
 mod view_tests;

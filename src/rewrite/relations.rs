@@ -15,7 +15,7 @@ use crate::error::{AclError, Result};
 use crate::policy::{norm, Caps, PhysName, RelationKind};
 use sqlparser::ast::{
     DescribeAlias,
-    Expr, FromTable, Ident, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
+    FromTable, Ident, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
     Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
 use std::collections::HashSet;
@@ -404,17 +404,18 @@ impl Resolver<'_, '_, '_> {
         };
         let (subquery, alias) = sliced;
         // The visitor walks into the new subquery next: it is the policy's own SQL (the object's
-        // source and its slices), so it is recorded as trusted and not resolved again.
-        self.decision.trusted.push(addr(&*subquery));
+        // source and its slices), so it is inserted as a region (trusted, not resolved again;
+        // the second check holds it to what it names itself) under the principal's alias.
+        let subquery = super::slices::region_slice(self.decision, subquery);
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
         Ok(())
     }
 }
 
-/// Maps every fully qualified table inside a policy-supplied subquery to one virtual object.
-/// A subquery a rule supplied (a metadata listing): what it names joins the second check's
-/// allowed set, as the policy's own SQL does.
-pub(super) fn allow_supplied(decision: &mut Decision, q: &Query) {
+/// Maps every fully qualified table inside a policy-supplied subquery to one virtual object, so
+/// DuckDB's errors about it are reported under that name.
+/// A subquery a rule supplied (a metadata listing) maps to "(hidden)".
+pub(super) fn map_supplied(decision: &mut Decision, q: &Query) {
     let key = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
     let _ = sqlparser::ast::Visit::visit(q, &mut MapNames { decision, key: &key });
 }
@@ -432,34 +433,6 @@ impl sqlparser::ast::Visitor for MapNames<'_, '_> {
         {
             let phys = PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() };
             self.decision.map_object(&phys, self.key);
-        }
-        ControlFlow::Continue(())
-    }
-
-    // What the policy's SQL names joins the second check's allowed set (spec 011).
-    fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
-        if let TableFactor::Table { name, args, .. } = tf {
-            match (args, name.0.as_slice()) {
-                (Some(_), _) => self.decision.table_functions.push(name.clone()),
-                (None, [ObjectNamePart::Identifier(d), ObjectNamePart::Identifier(s), ObjectNamePart::Identifier(t)]) => {
-                    self.decision.trusted_tables.push(PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() })
-                }
-                _ => {}
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-        if let Some(with) = &q.with {
-            self.decision.ctes.extend(with.cte_tables.iter().map(|c| c.alias.name.value.clone()));
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        if let Expr::Function(f) = e {
-            self.decision.functions.push(super::defence::parts(&f.name));
         }
         ControlFlow::Continue(())
     }

@@ -69,7 +69,7 @@ fn the_body_stands_behind_the_guard() {
     let definer = r#"{"claims":{},"exp":null,"label":"role \"r\"","roles":["r"]}"#;
     let body = "SELECT name FROM people WHERE id > 1";
     let expected = format!(
-        r#"CREATE TEMPORARY VIEW "temp"."main"."{prefix}v" AS SELECT "__acl_q".* FROM "system"."main"."acl_view_guard"('{}', '{}', '{}', false, '{}') AS "__acl_g", (SELECT name FROM (SELECT CASE WHEN org = 'acme' THEN COLUMNS(*) END FROM "hrdb"."main"."people" AS "__acl_l0" WHERE org = 'acme') AS "people" WHERE id > 1) AS "__acl_q""#,
+        r#"CREATE TEMPORARY VIEW "temp"."main"."{prefix}v" AS SELECT "__acl_q".* FROM "system"."main"."acl_view_guard"('{}', '{}', '{}', false, '{}') AS "__acl_g", (SELECT name FROM (SELECT CASE WHEN org = 'acme' THEN COLUMNS(*) END FROM "hrdb"."main"."people" AS "__acl_p0" WHERE org = 'acme') AS "people" WHERE id > 1) AS "__acl_q""#,
         hex("v"),
         hex(definer),
         hex(body),

@@ -33,6 +33,14 @@ con.execute(
     "ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders_tbl;"
     " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN"
 ).fetchall()
+# clerk sees orders 1 and 2 only; echo returns its argument, pick the order of that id (both read
+# the physical table: operator-written bodies)
+con.execute(
+    "ACL ADMIN CREATE ROLE clerk; GRANT CATALOG sales TO ROLE clerk WITH (select) MAIN RLS (id < 3);"
+    " CREATE VIRTUAL TABLE FUNCTION sales.echo(n INTEGER) AS SELECT acl_arg(1) AS v FROM phys.main.orders_tbl WHERE id = 1;"
+    " CREATE VIRTUAL TABLE FUNCTION sales.pick(n INTEGER) AS SELECT id FROM phys.main.orders_tbl WHERE id = acl_arg(1);"
+    " CREATE VIRTUAL SCALAR sales.shout(s VARCHAR) AS upper(acl_arg(1))"
+).fetchall()
 results = []
 for _ in range(2):  # the second time from the batch cache (and a kept parse, if one was kept)
     try:
@@ -45,6 +53,14 @@ print(json.dumps(results))
 
 TABLES = 'ACL ROLE "analyst" SELECT id FROM orders ORDER BY id'
 FUNCTIONS = "ACL ROLE \"analyst\" SELECT lower('A')"
+# A virtual function's argument whose table the rule left bare (a decoy answers it) ...
+ARG_TABLE = 'ACL ROLE "analyst" SELECT v FROM echo((SELECT max(id) FROM orders))'
+# ... or left physical: the body names the same table, so a flat allowed set would pass it
+ARG_BODY_TABLE = 'ACL ROLE "clerk" SELECT v FROM echo((SELECT max(id) FROM phys.main.orders_tbl))'
+# An argument substituted inside the body: `id` binds to the body's table, the filter is id = id
+IN_PLACE = 'ACL ROLE "clerk" SELECT id FROM pick(id) ORDER BY id'
+# A virtual scalar taken in place: its body's `upper` is allowed, the argument's bare `lower` is not
+IN_PLACE_SCALAR = "ACL ROLE \"analyst\" SELECT shout(lower('a'))"
 CAUGHT = "acl: internal error: the second check found"
 
 
@@ -96,15 +112,70 @@ def without_the_check_the_macro_captures_the_call(_):
 
 
 @test
+def a_table_missed_in_a_virtual_functions_argument_is_caught(_):
+    assert_caught(run(faults_ext(), "vfn_args_unresolved", ARG_TABLE), "a table")
+
+
+@test
+def without_the_check_the_missed_argument_table_leaks_the_decoy(_):
+    assert run(faults_ext(), "vfn_args_unresolved,no_defence", ARG_TABLE) == {"rows": [[666]]}
+
+
+@test
+def a_missed_argument_table_that_the_body_also_names_is_caught(_):
+    # the body's tables are allowed only inside the body (its region), not in the arguments
+    assert_caught(run(faults_ext(), "vfn_args_unresolved", ARG_BODY_TABLE), "a table")
+
+
+@test
+def without_the_check_the_missed_argument_table_reads_past_the_slice(_):
+    # clerk's slice ends at id 2; the physical table's max is 3
+    assert run(faults_ext(), "vfn_args_unresolved,no_defence", ARG_BODY_TABLE) == {"rows": [[3]]}
+
+
+@test
+def an_argument_substituted_inside_the_body_is_caught(_):
+    # the body's SQL uses `id` twice; a third, the principal's, is over its count
+    assert_caught(run(faults_ext(), "vfn_args_in_place", IN_PLACE), "a column")
+
+
+@test
+def without_the_check_the_argument_in_place_returns_every_row(_):
+    assert run(faults_ext(), "vfn_args_in_place,no_defence", IN_PLACE) == {"rows": [[1], [2], [3]]}
+
+
+@test
+def a_call_in_a_virtual_scalars_argument_is_not_taken_for_the_bodys(_):
+    # what the body may call is read from the stored body, never from the argument put in its place
+    assert_caught(run(faults_ext(), "unqualified_functions", IN_PLACE_SCALAR), "a function")
+
+
+@test
+def without_the_check_the_macro_captures_the_argument(_):
+    assert run(faults_ext(), "unqualified_functions,no_defence", IN_PLACE_SCALAR) == {"rows": [["PWNED"]]}
+
+
+NOT_FOUND = 'Referenced column "id" was not found'
+
+
+@test
 def the_faults_build_without_a_fault_behaves(_):
     assert run(faults_ext(), None, TABLES) == {"rows": [[1], [2], [3]]}
     assert run(faults_ext(), None, FUNCTIONS) == {"rows": [["a"]]}
+    assert run(faults_ext(), None, ARG_TABLE) == {"rows": [[3]]}
+    assert "is not granted" in run(faults_ext(), None, ARG_BODY_TABLE)["error"]
+    assert NOT_FOUND in run(faults_ext(), None, IN_PLACE)["error"]
+    assert run(faults_ext(), None, IN_PLACE_SCALAR) == {"rows": [["A"]]}
 
 
 @test
 def a_release_build_has_no_fault_switch(_):
-    assert run(harness.EXT, "skip_relations,unqualified_functions,no_defence", TABLES) == {"rows": [[1], [2], [3]]}
-    assert run(harness.EXT, "skip_relations,unqualified_functions,no_defence", FUNCTIONS) == {"rows": [["a"]]}
+    faults = "skip_relations,unqualified_functions,no_defence,vfn_args_unresolved,vfn_args_in_place"
+    assert run(harness.EXT, faults, TABLES) == {"rows": [[1], [2], [3]]}
+    assert run(harness.EXT, faults, FUNCTIONS) == {"rows": [["a"]]}
+    assert run(harness.EXT, faults, ARG_TABLE) == {"rows": [[3]]}
+    assert "is not granted" in run(harness.EXT, faults, ARG_BODY_TABLE)["error"]
+    assert NOT_FOUND in run(harness.EXT, faults, IN_PLACE)["error"]
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ const SETTINGS: Settings = Settings {
     clock_skew: 60,
     max_rewrite_bytes: crate::rewrite::DEFAULT_MAX_REWRITE_BYTES,
     in_transaction: false,
-    faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false },
+    faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false, vfn_args_unresolved: false, vfn_args_in_place: false },
 };
 
 fn direct(s: &State, q: &str) -> rewrite::Output {

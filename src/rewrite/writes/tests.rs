@@ -290,5 +290,5 @@ fn the_predicates_functions_are_expected_by_the_second_check() {
     let view = View::new(&p, &principal).unwrap();
     let (sql, allowed) = statement_allowed(&view, &FnGate::new(&p, &principal), "DELETE FROM people WHERE id = 1").unwrap();
     assert!(sql.contains(r#"lower("people".tenant) = 'acme'"#), "{sql}");
-    assert!(allowed.functions.iter().any(|f| f == &vec!["lower".to_string()]), "{:?}", allowed.functions);
+    assert!(allowed.outside.functions.iter().any(|f| f == &vec!["lower".to_string()]), "{:?}", allowed.outside.functions);
 }

@@ -1,0 +1,276 @@
+//! The second line of defence (spec 011). `post_check` trusts sqlparser's reading of the
+//! rewritten text; DuckDB runs its own reading. After DuckDB parses a rewritten statement, the
+//! shim lists what DuckDB's parse names — the statement type, every table, insert target, CTE
+//! definition, function, operator, table function and column reference — each with the region
+//! it sits in (policy SQL is inserted as derived tables aliased `"__acl_p<j>"`, see `region`),
+//! and `check` compares the list with what the rules allowed (`Allowed`, built from the
+//! statement's `Decision`): outside every region only what the principal's own names resolved to,
+//! inside region j only what region j's policy SQL names. Anything else aborts the statement with
+//! an internal error that names nothing.
+mod region;
+
+pub use region::{alias as region_alias, Names, Region, ARGS};
+use super::Decision;
+use crate::error::{AclError, Result};
+use crate::policy::functions::{FnKind, HostFunctions};
+use std::sync::Arc;
+
+/// What DuckDB's parse of one rewritten statement may name. Built once per rewrite (cached with
+/// it); compared case-insensitively, as DuckDB binds names.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Allowed {
+    /// DuckDB's name for the statement type (`StatementTypeToString`).
+    pub statement: &'static str,
+    /// Outside every region: the physical tables the principal's own names resolved to, its
+    /// (renamed) CTEs, the functions as the gate emitted them (qualified keys, the syntax names it
+    /// leaves bare, a virtual scalar's in-place body and alias target, `error` of a write check)
+    /// and the table functions the gate admitted.
+    pub outside: Names,
+    /// Region j: what the policy SQL inserted as `"__acl_p<j>"` names (`Region::of`).
+    pub regions: Vec<Arc<Region>>,
+    /// The statement depends on the policy (a prepared copy is refused after a policy change);
+    /// transaction control does not.
+    pub versioned: bool,
+}
+
+/// What the shim reports, one entry per name (cpp/walk.cpp `RefKind`).
+pub mod kind {
+    pub const STATEMENT: u8 = 0;
+    pub const TABLE: u8 = 1;
+    pub const INSERT_TARGET: u8 = 2;
+    pub const FUNCTION: u8 = 3;
+    pub const OPERATOR: u8 = 4;
+    pub const TABLE_FUNCTION: u8 = 5;
+    pub const CTE_DEF: u8 = 6;
+    /// Something the shim does not model (a PIVOT, a SHOW of a table, …).
+    pub const OTHER: u8 = 7;
+    /// A column reference (its name parts); `#n` for a positional reference.
+    pub const COLUMN: u8 = 8;
+    /// A derived table aliased `__acl_p…`, or whose own FROM item is (a sliced object), opens a
+    /// region: the name is that alias, the region the one it sits in (the walk reports them only
+    /// outside every region). The walk numbers regions 1, 2, … in the order it reports these.
+    pub const REGION: u8 = 9;
+}
+
+/// Names DuckDB's parser itself produces as bare function calls: operators by symbol (`a + b`,
+/// `-x`, `a LIKE b` → `~~`) and functions it synthesises for syntax (`[1, 2]` → `list_value`,
+/// `EXTRACT` → `date_part`, `INTERVAL '1' DAY` → `to_days`, …), taken from DuckDB v2.0.0's PEG
+/// transformer. They bind by name through the search path (spec 004: keyword syntax is not
+/// gated); a bare name outside this fixed list, and outside what the rules emitted, is refused.
+const PARSER_NAMES: &[&str] = &[
+    // operators
+    "+", "-", "*", "/", "//", "%", "**", "^", "||", "&", "|", "<<", ">>", "~", "!", "@", "^@", "@>", "<@", "&&",
+    "->", "->>", "<->", "<=>", "<#>", "~~", "!~~", "~~*", "!~~*", "~~~", "!~~~",
+    // synthesised for syntax
+    "row", "list_value", "list_apply", "list_filter", "list_transform", "list_contains", "struct_pack",
+    "struct_extract", "trunc", "timezone", "substring", "position", "overlay", "nullif", "map", "factorial",
+    "date_part", "count_star", "contains", "array_agg", "like_escape", "ilike_escape", "not_like_escape",
+    "not_ilike_escape", "regexp_matches", "regexp_full_match", "trim", "ltrim", "rtrim", "to_centuries", "to_days",
+    "to_decades", "to_hours", "to_microseconds", "to_millennia", "to_milliseconds", "to_minutes", "to_months",
+    "to_quarters", "to_seconds", "to_weeks", "to_years",
+    // `x = ANY([…])` → `ANY(SELECT unnest(…))`; unnest binds by name, never through the catalog
+    "unnest",
+];
+
+/// The name a rule or policy SQL wrote for a name DuckDB's parser reports (`count(*)` is
+/// `count_star` there, `first … OVER` is `first_value`, …).
+fn written_as(name: &str) -> Option<&'static str> {
+    const ALIASES: [(&str, &str); 5] = [
+        ("count_star", "count"),
+        ("first_value", "first"),
+        ("last_value", "last"),
+        ("quantile_cont", "percentile_cont"),
+        ("quantile_disc", "percentile_disc"),
+    ];
+    ALIASES.iter().find(|(parsed, _)| parsed.eq_ignore_ascii_case(name)).map(|(_, w)| *w)
+}
+
+impl Allowed {
+    /// The allowed set of a statement the rules rewrote.
+    pub(super) fn rewritten(statement: &'static str, d: &Decision) -> Allowed {
+        Allowed {
+            statement,
+            outside: Names {
+                tables: d.physical.clone(),
+                ctes: d.ctes.clone(),
+                functions: d.functions.clone(),
+                table_functions: d.table_functions.iter().map(parts).collect(),
+            },
+            regions: d.regions.clone(),
+            versioned: true,
+        }
+    }
+
+    /// Transaction control, run as written.
+    pub(super) fn as_is() -> Allowed {
+        Allowed { statement: "TRANSACTION", ..Allowed::default() }
+    }
+}
+
+/// The parts of a name as sqlparser holds them (identifier values, without quotes).
+pub(super) fn parts(name: &sqlparser::ast::ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| match p {
+            sqlparser::ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+fn same(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+fn same_path(a: &[String], b: &[&str]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+}
+
+fn outside(what: &str) -> AclError {
+    AclError::internal(format!("the second check found {what} outside the decision; the statement was refused"))
+}
+
+/// Compares one statement as DuckDB parsed it — `(kind, region, name parts)` in the walk's
+/// order, region 0 being outside every region — with `allowed`. `host`: the instance's built-ins.
+/// Once the check passes, the shim qualifies every one-part call to `system.main` (spec 004), so
+/// such a name must be a built-in there: otherwise DuckDB would fall back to reading
+/// `system.main.f()` as a method call `f(system.main)` and look `f` up through the search path,
+/// where only a macro could answer.
+pub fn check<'a, P: AsRef<[&'a str]>>(
+    allowed: &Allowed,
+    host: &HostFunctions,
+    parsed: impl IntoIterator<Item = (u8, u32, P)>,
+) -> Result<()> {
+    let parsed: Vec<(u8, u32, P)> = parsed.into_iter().collect();
+    // A table function's call is also listed as a function: a bare one is a table built-in.
+    let table_fns: Vec<&str> = parsed
+        .iter()
+        .filter(|(k, _, _)| *k == kind::TABLE_FUNCTION)
+        .filter_map(|(_, _, p)| match p.as_ref() {
+            [one] => Some(*one),
+            _ => None,
+        })
+        .collect();
+    let mut saw_statement = false;
+    // The walk's region k (1-based) is decided region `opened[k - 1]`.
+    let mut opened: Vec<usize> = Vec::new();
+    // Per decided region: how many more uses of each column identifier its SQL allows.
+    let mut budget: Vec<Vec<u32>> =
+        allowed.regions.iter().map(|r| r.columns.iter().map(|(_, n)| *n).collect()).collect();
+    for (k, region, path) in &parsed {
+        let (k, region, path) = (*k, *region, path.as_ref());
+        let here = match region {
+            0 => None,
+            r => Some(*opened.get(r as usize - 1).ok_or_else(|| outside("a construct"))?),
+        };
+        let names = match here {
+            None => &allowed.outside,
+            Some(j) => &allowed.regions[j].names,
+        };
+        let ok = match k {
+            kind::STATEMENT => {
+                saw_statement = true;
+                here.is_none() && matches!(path, [s] if same(s, allowed.statement))
+            }
+            // Regions do not nest, and each decided region appears exactly once.
+            kind::REGION => match (here, path) {
+                (None, [a]) => match region::index_of(a) {
+                    Some(j) if j < allowed.regions.len() && !opened.contains(&j) => {
+                        opened.push(j);
+                        true
+                    }
+                    _ => false,
+                },
+                _ => false,
+            },
+            kind::COLUMN => match here {
+                None => true, // the principal's own expressions, bound in its own scope
+                Some(j) => spend(&allowed.regions[j], &mut budget[j], path),
+            },
+            kind::TABLE => match path {
+                [cte] => names.ctes.iter().any(|c| same(c, cte)),
+                [db, schema, name] => allowed_table(names, db, schema, name),
+                _ => false,
+            },
+            kind::INSERT_TARGET => {
+                here.is_none() && matches!(path, [db, schema, name] if allowed_table(names, db, schema, name))
+            }
+            kind::CTE_DEF => matches!(path, [c] if names.ctes.iter().any(|a| same(a, c))),
+            kind::FUNCTION | kind::OPERATOR => allowed_function(names, path) && builtin_if_bare(host, path, &table_fns),
+            kind::TABLE_FUNCTION => names.table_functions.iter().any(|f| same_path(f, path)),
+            _ => false,
+        };
+        if !ok {
+            return Err(outside(match k {
+                kind::STATEMENT => "a statement type",
+                kind::TABLE | kind::INSERT_TARGET | kind::CTE_DEF => "a table",
+                kind::FUNCTION | kind::OPERATOR | kind::TABLE_FUNCTION => "a function",
+                kind::COLUMN => "a column",
+                _ => "a construct",
+            }));
+        }
+    }
+    if !saw_statement {
+        return Err(outside("no statement type"));
+    }
+    if opened.len() != allowed.regions.len() {
+        return Err(outside("policy SQL missing"));
+    }
+    Ok(())
+}
+
+/// One column reference inside a region: each of its identifiers must be one the region's SQL
+/// still has a use of.
+fn spend(region: &Region, budget: &mut [u32], path: &[&str]) -> bool {
+    path.iter().all(|part| match region.column(part) {
+        Some(i) if budget[i] > 0 => {
+            budget[i] -= 1;
+            true
+        }
+        _ => false,
+    })
+}
+
+fn allowed_function(names: &Names, path: &[&str]) -> bool {
+    if let [name] = path {
+        if PARSER_NAMES.iter().any(|p| same(p, name)) {
+            return true;
+        }
+    }
+    let listed = |path: &[&str]| names.functions.iter().chain(&names.table_functions).any(|f| same_path(f, path));
+    if listed(path) {
+        return true;
+    }
+    match path.split_last().and_then(|(last, rest)| Some((written_as(last)?, rest))) {
+        Some((written, rest)) => {
+            let mut alias: Vec<&str> = rest.to_vec();
+            alias.push(written);
+            listed(&alias)
+        }
+        None => false,
+    }
+}
+
+/// Names the binder resolves by name before any catalog lookup; the shim leaves them unqualified.
+pub const BOUND_BY_NAME: [&str; 2] = ["unnest", "unlist"];
+
+/// A one-part call is a built-in in `system.main` (or bound by name); qualified calls pass as is.
+fn builtin_if_bare(host: &HostFunctions, path: &[&str], table_fns: &[&str]) -> bool {
+    match path {
+        [name] => {
+            let lower = name.to_ascii_lowercase();
+            let in_main = |kind| host.resolve_in("main", &lower, kind).is_some();
+            BOUND_BY_NAME.contains(&lower.as_str())
+                || in_main(FnKind::Scalar)
+                || (table_fns.iter().any(|t| t.eq_ignore_ascii_case(name)) && in_main(FnKind::Table))
+        }
+        _ => true,
+    }
+}
+
+fn allowed_table(names: &Names, db: &str, schema: &str, name: &str) -> bool {
+    names.tables.iter().any(|t| same(&t.db, db) && same(&t.schema, schema) && same(&t.name, name))
+}
+
+#[cfg(test)]
+mod tests;
