@@ -3,7 +3,7 @@
 use std::{env, fs, path::PathBuf, process::Command};
 
 fn main() {
-    for f in ["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/acl_shim.hpp"] {
+    for f in ["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/acl_shim.hpp"] {
         println!("cargo:rerun-if-changed={f}");
     }
     println!("cargo:rerun-if-changed=build.rs");
@@ -17,7 +17,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")

@@ -22,6 +22,7 @@
 #include "duckdb/parser/parsed_data/create_view_info.hpp"
 #include "duckdb/parser/constraints/check_constraint.hpp"
 #include "duckdb/main/prepared_statement_data.hpp"
+#include "duckdb/planner/planner_extension.hpp"
 #include "duckdb/main/valid_checker.hpp"
 #include "duckdb/transaction/meta_transaction.hpp"
 
@@ -131,5 +132,51 @@ struct TxnOwner {
 	// Throws the refusal, if any.
 	void Check(TxnState now, const string &who, TxnKind kind) const;
 };
+
+// ---- Settings the decision depends on (registered in shim.cpp's LoadInternal) ----
+constexpr const char *CLOCK_SKEW_SETTING = "acl_jwt_clock_skew";
+constexpr uint64_t DEFAULT_CLOCK_SKEW = 60;
+constexpr const char *MAX_REWRITE_SETTING = "acl_max_rewrite_bytes";
+constexpr uint64_t DEFAULT_MAX_REWRITE_BYTES = 1 << 20;
+uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);
+
+// Owns the Rust output buffer for the duration of one override call.
+struct OutGuard {
+	AclOut out {{nullptr, 0}, {nullptr, 0}, 0, nullptr, 0, 0, {nullptr, 0}};
+	~OutGuard() {
+		acl_rs_out_free(&out);
+	}
+	static string Str(const AclBuf &b) {
+		return string(b.ptr ? b.ptr : "", b.len);
+	}
+	string Text() const {
+		return Str(out.text);
+	}
+	string Names() const {
+		return Str(out.names);
+	}
+};
+
+// ---- Per connection (client.cpp) ----
+constexpr const char *CLIENT_STATE = "acl_errors";
+
+// What a statement was decided under, carried in its text (`/* acl:policy-version=N expires=E */`).
+struct Tag {
+	uint64_t version;
+	int64_t expires; // 0: none
+};
+string VersionTag(uint64_t version, int64_t expires);
+// Reads the tag at the start of `query`; false when there is none (an unreadable one is stale).
+bool Tagged(const string &query, Tag &tag);
+// Throws unless the tag still holds: the same policy version, and the token's exp not passed.
+void CheckTag(const Tag &tag, void *state, uint64_t clock_skew);
+// Tagged text coming back to the parser: the transaction rules (the tag itself is judged apart).
+void ClientCheckTagged(ClientContext &context, void *state, const string &query);
+// A batch about to be handed to DuckDB: checked against the open transaction, its names kept.
+void ClientAccept(ClientContext &context, void *state, const string &principal,
+                  const vector<unique_ptr<SQLStatement>> &statements, const string &names);
+// The planner extension hook that binds SQL value keywords to the built-ins (client.cpp).
+GetSQLValueFunctionReturnType AclValueFunction(PlannerExtensionInput &input, const string &column,
+                                               unique_ptr<ParsedExpression> &result);
 
 } // namespace acl_shim
