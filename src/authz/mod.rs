@@ -25,8 +25,9 @@ pub enum Layer<'p> {
 mod listing;
 pub use listing::{Aliased, Listed, Listing, ObjectType};
 
-/// Who a statement runs as, after the prefix was verified.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Who a statement runs as, after the prefix was verified. Serialised (JSON) where a rewrite must
+/// name it to something DuckDB calls back later: a metadata listing, a view's guard.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Principal {
     /// Lower-case role names.
     pub roles: Vec<String>,
@@ -39,6 +40,16 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// This principal as a JSON text (`from_json` reads it back).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A principal `to_json` wrote; `None` for anything else.
+    pub fn from_json(text: &str) -> Option<Principal> {
+        serde_json::from_str(text).ok()
+    }
+
     pub fn role(name: &str) -> Principal {
         Principal {
             roles: vec![crate::policy::norm(name)],

@@ -5,8 +5,8 @@
 //! doubles a clean build for the little this needs.
 use crate::state::State;
 use libduckdb_sys as sys;
-use std::ffi::{c_void, CStr, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use super::table_fn::{self, bind_with, drop_box, function_with, TableFn};
+use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -30,10 +30,10 @@ pub(super) unsafe fn register(
     }
     let result = unsafe {
         // The list is read last, so it includes the extension's own acl_* functions (never).
-        super::host::register_listing(con, state.clone())
-            .and_then(|()| register_acl_exec(con, state.clone()))
-            .and_then(|()| super::view_guard::register(con, state.clone()))
-            .and_then(|()| super::meta::register(con, state.clone()))
+        table_fn::register(con, &super::host::LISTING, state.clone())
+            .and_then(|()| table_fn::register(con, &ACL_EXEC, state.clone()))
+            .and_then(|()| table_fn::register(con, &super::view_guard::GUARD, state.clone()))
+            .and_then(|()| table_fn::register(con, &super::meta::META, state.clone()))
             .and_then(|()| super::host::load(con, &state))
     };
     unsafe { sys::duckdb_disconnect(&mut con) };
@@ -43,34 +43,13 @@ pub(super) unsafe fn register(
 /// `acl_exec('<management statement>') → status`: what `ACL ADMIN …` becomes. It runs when DuckDB
 /// executes the statement, so a batch applies in order and a prepared-but-unexecuted statement
 /// changes nothing.
-unsafe fn register_acl_exec(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
-    unsafe {
-        let mut tf = sys::duckdb_create_table_function();
-        let name = CString::new("acl_exec").expect("static name");
-        sys::duckdb_table_function_set_name(tf, name.as_ptr());
-        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
-        sys::duckdb_table_function_add_parameter(tf, varchar);
-        sys::duckdb_destroy_logical_type(&mut varchar);
-        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
-        sys::duckdb_table_function_set_extra_info(tf, extra, Some(drop_box::<Arc<State>>));
-        sys::duckdb_table_function_set_bind(tf, Some(exec_bind));
-        sys::duckdb_table_function_set_init(tf, Some(exec_init));
-        sys::duckdb_table_function_set_function(tf, Some(exec_function));
-        let rc = sys::duckdb_register_table_function(con, tf);
-        sys::duckdb_destroy_table_function(&mut tf);
-        if rc == sys::duckdb_state_DuckDBSuccess {
-            Ok(())
-        } else {
-            Err("could not register acl_exec".into())
-        }
-    }
-}
-
-pub(super) unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
-    if !p.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(p as *mut T) })));
-    }
-}
+const ACL_EXEC: TableFn = TableFn {
+    name: "acl_exec",
+    params: &[sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR],
+    bind: exec_bind,
+    init: exec_init,
+    function: exec_function,
+};
 
 /// Writes the next vector's worth of VARCHAR rows (`cell(row, column)`; `None` is NULL) from
 /// `pos` onward into `output`, and advances `pos`: the scan of a listing held in memory.
@@ -126,26 +105,20 @@ extern "C" {
 }
 
 unsafe extern "C" fn exec_bind(info: sys::duckdb_bind_info) {
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
-        let col = CString::new("status").expect("static name");
-        sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
-        sys::duckdb_destroy_logical_type(&mut varchar);
-        let mut value = sys::duckdb_bind_get_parameter(info, 0);
-        let text = sys::duckdb_get_varchar(value);
-        let sql = if text.is_null() { String::new() } else { CStr::from_ptr(text).to_string_lossy().into_owned() };
-        if !text.is_null() {
-            sys::duckdb_free(text as *mut c_void);
-        }
-        sys::duckdb_destroy_value(&mut value);
-        let mut context: sys::duckdb_client_context = std::ptr::null_mut();
-        sys::duckdb_table_function_get_client_context(info, &mut context);
-        let data = Box::into_raw(Box::new(ExecBind { sql, context })) as *mut c_void;
-        sys::duckdb_bind_set_bind_data(info, data, Some(drop_box::<ExecBind>));
-    }));
-    if r.is_err() {
-        let msg = CString::new("acl: internal error in acl_exec").expect("static");
-        unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+    // SAFETY: DuckDB calls this with a live bind info of acl_exec (one VARCHAR parameter).
+    unsafe {
+        bind_with(info, "acl: internal error in acl_exec", || {
+            let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+            let col = CString::new("status").expect("static name");
+            sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
+            sys::duckdb_destroy_logical_type(&mut varchar);
+            let sql = table_fn::text_param(info, 0).unwrap_or_default();
+            let mut context: sys::duckdb_client_context = std::ptr::null_mut();
+            sys::duckdb_table_function_get_client_context(info, &mut context);
+            let data = Box::into_raw(Box::new(ExecBind { sql, context })) as *mut c_void;
+            sys::duckdb_bind_set_bind_data(info, data, Some(drop_box::<ExecBind>));
+            Ok(())
+        })
     }
 }
 
@@ -155,30 +128,27 @@ unsafe extern "C" fn exec_init(info: sys::duckdb_init_info) {
 }
 
 unsafe extern "C" fn exec_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        let done = &*(sys::duckdb_function_get_init_data(info) as *const AtomicBool);
-        if done.swap(true, Ordering::SeqCst) {
-            sys::duckdb_data_chunk_set_size(output, 0);
-            return Ok::<(), crate::error::AclError>(());
-        }
-        let state = &*(sys::duckdb_function_get_extra_info(info) as *const Arc<State>);
-        let bind = &*(sys::duckdb_function_get_bind_data(info) as *const ExecBind);
-        // Checked when it runs, not when it was bound: a statement prepared outside a transaction
-        // may execute inside one. No context: refused (fail closed).
-        if bind.context.is_null() || acl_shim_explicit_transaction(bind.context) {
-            return Err(crate::error::AclError::refused(crate::rewrite::MANAGEMENT_IN_TRANSACTION));
-        }
-        let status = state.execute_admin(&bind.sql)?;
-        let vector = sys::duckdb_data_chunk_get_vector(output, 0);
-        sys::duckdb_vector_assign_string_element_len(vector, 0, status.as_ptr() as *const _, status.len() as u64);
-        sys::duckdb_data_chunk_set_size(output, 1);
-        Ok(())
-    }));
-    let msg = match r {
-        Ok(Ok(())) => return,
-        Ok(Err(e)) => e.to_string(),
-        Err(_) => "acl: internal error in acl_exec".to_string(),
-    };
-    let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
+    // SAFETY: DuckDB calls this with live function info and output of acl_exec, bound and
+    // initialised by the callbacks above.
+    unsafe {
+        function_with(info, "acl: internal error in acl_exec", || {
+            let done = &*(sys::duckdb_function_get_init_data(info) as *const AtomicBool);
+            if done.swap(true, Ordering::SeqCst) {
+                sys::duckdb_data_chunk_set_size(output, 0);
+                return Ok(());
+            }
+            let state = &*(sys::duckdb_function_get_extra_info(info) as *const Arc<State>);
+            let bind = &*(sys::duckdb_function_get_bind_data(info) as *const ExecBind);
+            // Checked when it runs, not when it was bound: a statement prepared outside a
+            // transaction may execute inside one. No context: refused (fail closed).
+            if bind.context.is_null() || acl_shim_explicit_transaction(bind.context) {
+                return Err(crate::error::AclError::refused(crate::rewrite::MANAGEMENT_IN_TRANSACTION).to_string());
+            }
+            let status = state.execute_admin(&bind.sql).map_err(|e| e.to_string())?;
+            let vector = sys::duckdb_data_chunk_get_vector(output, 0);
+            sys::duckdb_vector_assign_string_element_len(vector, 0, status.as_ptr() as *const _, status.len() as u64);
+            sys::duckdb_data_chunk_set_size(output, 1);
+            Ok(())
+        })
+    }
 }

@@ -5,9 +5,7 @@ use crate::policy::functions::{Class, FnKey, FnKind, SYSTEM_DB};
 use crate::state::State;
 use libduckdb_sys as sys;
 use std::ffi::{c_void, CStr, CString};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
 
 /// Only the system database: user macros that exist at load are not the host's own functions.
 const LIST_SQL: &str = "SELECT database_name, schema_name, function_name, function_type, macro_definition \
@@ -97,25 +95,13 @@ unsafe fn read_string(s: &sys::duckdb_string_t) -> String {
 /// `acl_function_categories()` → (database_name, schema_name, function_name, function_kind,
 /// category): every host key with each category that holds it now (`never` for the never set,
 /// NULL when no category does), pragmas as `never`, and functions operators added by name.
-pub(super) unsafe fn register_listing(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
-    unsafe {
-        let mut tf = sys::duckdb_create_table_function();
-        let name = CString::new("acl_function_categories").expect("static name");
-        sys::duckdb_table_function_set_name(tf, name.as_ptr());
-        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
-        sys::duckdb_table_function_set_extra_info(tf, extra, Some(super::functions::drop_box::<Arc<State>>));
-        sys::duckdb_table_function_set_bind(tf, Some(listing_bind));
-        sys::duckdb_table_function_set_init(tf, Some(listing_init));
-        sys::duckdb_table_function_set_function(tf, Some(listing_function));
-        let rc = sys::duckdb_register_table_function(con, tf);
-        sys::duckdb_destroy_table_function(&mut tf);
-        if rc == sys::duckdb_state_DuckDBSuccess {
-            Ok(())
-        } else {
-            Err("could not register acl_function_categories".into())
-        }
-    }
-}
+pub(super) const LISTING: super::table_fn::TableFn = super::table_fn::TableFn {
+    name: "acl_function_categories",
+    params: &[],
+    bind: listing_bind,
+    init: listing_init,
+    function: listing_function,
+};
 
 const COLUMNS: [&str; 5] = ["database_name", "schema_name", "function_name", "function_kind", "category"];
 
@@ -168,36 +154,36 @@ struct Listing {
 }
 
 unsafe extern "C" fn listing_bind(info: sys::duckdb_bind_info) {
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
-        for c in COLUMNS {
-            let col = CString::new(c).expect("static name");
-            sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
-        }
-        sys::duckdb_destroy_logical_type(&mut varchar);
-        let state = &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>);
-        let data = Box::into_raw(Box::new(Listing { rows: listing_rows(&state.policy()) })) as *mut c_void;
-        sys::duckdb_bind_set_bind_data(info, data, Some(super::functions::drop_box::<Listing>));
-    }));
-    if r.is_err() {
-        let msg = CString::new("acl: internal error in acl_function_categories").expect("static");
-        unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+    // SAFETY: DuckDB calls this with a live bind info of acl_function_categories.
+    unsafe {
+        super::table_fn::bind_with(info, "acl: internal error in acl_function_categories", || {
+            let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+            for c in COLUMNS {
+                let col = CString::new(c).expect("static name");
+                sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
+            }
+            sys::duckdb_destroy_logical_type(&mut varchar);
+            let state = super::table_fn::state_of(info);
+            let data = Box::into_raw(Box::new(Listing { rows: listing_rows(&state.policy()) })) as *mut c_void;
+            sys::duckdb_bind_set_bind_data(info, data, Some(super::table_fn::drop_box::<Listing>));
+            Ok(())
+        })
     }
 }
 
 unsafe extern "C" fn listing_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicUsize::new(0))) as *mut c_void;
-    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::functions::drop_box::<AtomicUsize>)) };
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::table_fn::drop_box::<AtomicUsize>)) };
 }
 
 unsafe extern "C" fn listing_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
-        let bind = &*(sys::duckdb_function_get_bind_data(info) as *const Listing);
-        super::functions::emit_rows(output, pos, bind.rows.len(), COLUMNS.len(), |r, c| bind.rows[r][c].as_deref());
-    }));
-    if r.is_err() {
-        let msg = CString::new("acl: internal error in acl_function_categories").expect("static");
-        unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
+    // SAFETY: DuckDB calls this with live function info and output, bound and initialised above.
+    unsafe {
+        super::table_fn::function_with(info, "acl: internal error in acl_function_categories", || {
+            let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
+            let bind = &*(sys::duckdb_function_get_bind_data(info) as *const Listing);
+            super::functions::emit_rows(output, pos, bind.rows.len(), COLUMNS.len(), |r, c| bind.rows[r][c].as_deref());
+            Ok(())
+        })
     }
 }

@@ -4,9 +4,8 @@
 //! object's exposed query in the caller's context for its column names and types; the result is
 //! cached by policy version, principal and the host's catalog stamp.
 use crate::authz::ObjectType;
-use crate::state::State;
 use libduckdb_sys as sys;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -27,47 +26,18 @@ extern "C" {
     ) -> bool;
 }
 
-pub(super) unsafe fn register(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
-    unsafe {
-        let mut tf = sys::duckdb_create_table_function();
-        let name = CString::new("acl_meta").expect("static name");
-        sys::duckdb_table_function_set_name(tf, name.as_ptr());
-        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
-        sys::duckdb_table_function_add_parameter(tf, varchar);
-        sys::duckdb_table_function_add_parameter(tf, varchar);
-        sys::duckdb_destroy_logical_type(&mut varchar);
-        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
-        sys::duckdb_table_function_set_extra_info(tf, extra, Some(super::functions::drop_box::<Arc<State>>));
-        sys::duckdb_table_function_set_bind(tf, Some(meta_bind));
-        sys::duckdb_table_function_set_init(tf, Some(meta_init));
-        sys::duckdb_table_function_set_function(tf, Some(meta_function));
-        let rc = sys::duckdb_register_table_function(con, tf);
-        sys::duckdb_destroy_table_function(&mut tf);
-        if rc == sys::duckdb_state_DuckDBSuccess {
-            Ok(())
-        } else {
-            Err("could not register acl_meta".into())
-        }
-    }
-}
+pub(super) const META: super::table_fn::TableFn = super::table_fn::TableFn {
+    name: "acl_meta",
+    params: &[sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR, sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR],
+    bind: meta_bind,
+    init: meta_init,
+    function: meta_function,
+};
 
 struct Bound {
     rows: Arc<crate::rewrite::MetaRows>,
     kind: &'static str,
     width: usize,
-}
-
-unsafe fn string_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
-    unsafe {
-        let mut value = sys::duckdb_bind_get_parameter(info, i);
-        let text = sys::duckdb_get_varchar(value);
-        let out = (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
-        if !text.is_null() {
-            sys::duckdb_free(text as *mut c_void);
-        }
-        sys::duckdb_destroy_value(&mut value);
-        out
-    }
 }
 
 unsafe extern "C" fn sink(user: *mut c_void, name: *const u8, name_len: usize, ty: *const u8, ty_len: usize) {
@@ -80,9 +50,9 @@ unsafe extern "C" fn sink(user: *mut c_void, name: *const u8, name_len: usize, t
 
 unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
     unsafe {
-        let state = &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>);
-        let kind = string_param(info, 0).unwrap_or_default();
-        let arg = string_param(info, 1).unwrap_or_default();
+        let state = super::table_fn::state_of(info);
+        let kind = super::table_fn::text_param(info, 0).unwrap_or_default();
+        let arg = super::table_fn::text_param(info, 1).unwrap_or_default();
         let (kind, columns) = crate::rewrite::metadata_kind(&kind).ok_or("acl: unknown metadata listing")?;
         let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
         for c in columns {
@@ -117,35 +87,30 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
         sys::duckdb_destroy_client_context(&mut ctx);
         let rows = rows.map_err(|e| e.to_string())?;
         let data = Box::into_raw(Box::new(Bound { rows, kind, width: columns.len() })) as *mut c_void;
-        sys::duckdb_bind_set_bind_data(info, data, Some(super::functions::drop_box::<Bound>));
+        sys::duckdb_bind_set_bind_data(info, data, Some(super::table_fn::drop_box::<Bound>));
         Ok(())
     }
 }
 
 unsafe extern "C" fn meta_bind(info: sys::duckdb_bind_info) {
-    let msg = match catch_unwind(AssertUnwindSafe(|| unsafe { bind(info) })) {
-        Ok(Ok(())) => return,
-        Ok(Err(e)) => e,
-        Err(_) => "acl: internal error in the metadata listing".to_string(),
-    };
-    let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+    // SAFETY: DuckDB calls this with a live bind info of acl_meta.
+    unsafe { super::table_fn::bind_with(info, "acl: internal error in the metadata listing", || bind(info)) }
 }
 
 unsafe extern "C" fn meta_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicUsize::new(0))) as *mut c_void;
-    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::functions::drop_box::<AtomicUsize>)) };
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::table_fn::drop_box::<AtomicUsize>)) };
 }
 
 unsafe extern "C" fn meta_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
-        let bound = &*(sys::duckdb_function_get_bind_data(info) as *const Bound);
-        let rows = bound.rows.kind(bound.kind).unwrap_or(&[]);
-        super::functions::emit_rows(output, pos, rows.len(), bound.width, |r, c| rows[r].get(c).and_then(|x| x.as_deref()));
-    }));
-    if r.is_err() {
-        let msg = CString::new("acl: internal error in the metadata listing").expect("static");
-        unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
+    // SAFETY: DuckDB calls this with live function info and output, bound and initialised above.
+    unsafe {
+        super::table_fn::function_with(info, "acl: internal error in the metadata listing", || {
+            let pos = &*(sys::duckdb_function_get_init_data(info) as *const AtomicUsize);
+            let bound = &*(sys::duckdb_function_get_bind_data(info) as *const Bound);
+            let rows = bound.rows.kind(bound.kind).unwrap_or(&[]);
+            super::functions::emit_rows(output, pos, rows.len(), bound.width, |r, c| rows[r].get(c).and_then(|x| x.as_deref()));
+            Ok(())
+        })
     }
 }

@@ -3,6 +3,7 @@
 mod functions;
 mod host;
 mod meta;
+mod table_fn;
 mod view_guard;
 
 use crate::error::AclError;

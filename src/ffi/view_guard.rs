@@ -5,69 +5,26 @@
 //! view does not select. Only the rewriter emits calls to it (`acl_*` is never callable under a
 //! principal).
 use crate::rewrite::GuardArgs;
-use crate::state::State;
 use libduckdb_sys as sys;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 const NAME: &str = "acl_view_guard";
 
-pub(super) unsafe fn register(con: sys::duckdb_connection, state: Arc<State>) -> Result<(), String> {
-    // SAFETY: `con` is the registration connection (functions.rs); every handle created here is
-    // destroyed here, and `extra` is owned by the function from then on (freed by `drop_box`).
-    unsafe {
-        let mut tf = sys::duckdb_create_table_function();
-        let name = CString::new(NAME).expect("static name");
-        sys::duckdb_table_function_set_name(tf, name.as_ptr());
-        let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
-        let mut boolean = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
-        for ty in [varchar, varchar, varchar, boolean, varchar] {
-            sys::duckdb_table_function_add_parameter(tf, ty);
-        }
-        sys::duckdb_destroy_logical_type(&mut varchar);
-        sys::duckdb_destroy_logical_type(&mut boolean);
-        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
-        sys::duckdb_table_function_set_extra_info(tf, extra, Some(super::functions::drop_box::<Arc<State>>));
-        sys::duckdb_table_function_set_bind(tf, Some(guard_bind));
-        sys::duckdb_table_function_set_init(tf, Some(guard_init));
-        sys::duckdb_table_function_set_function(tf, Some(guard_function));
-        let rc = sys::duckdb_register_table_function(con, tf);
-        sys::duckdb_destroy_table_function(&mut tf);
-        if rc == sys::duckdb_state_DuckDBSuccess {
-            Ok(())
-        } else {
-            Err(format!("could not register {NAME}"))
-        }
-    }
-}
-
-/// Parameter `i` as text (`None`: NULL).
-unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
-    // SAFETY: `info` is the bind info DuckDB handed `guard_bind`; the value and the string it
-    // yields are ours to destroy/free, and are, after being copied.
-    unsafe {
-        let mut value = sys::duckdb_bind_get_parameter(info, i);
-        let text = if value.is_null() || sys::duckdb_is_null_value(value) { std::ptr::null_mut() } else { sys::duckdb_get_varchar(value) };
-        let out = (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
-        if !text.is_null() {
-            sys::duckdb_free(text as *mut c_void);
-        }
-        sys::duckdb_destroy_value(&mut value);
-        out
-    }
-}
-
-unsafe fn bool_param(info: sys::duckdb_bind_info, i: u64) -> Option<bool> {
-    // SAFETY: as in `text_param`.
-    unsafe {
-        let mut value = sys::duckdb_bind_get_parameter(info, i);
-        let out = (!value.is_null() && !sys::duckdb_is_null_value(value)).then(|| sys::duckdb_get_bool(value));
-        sys::duckdb_destroy_value(&mut value);
-        out
-    }
-}
+pub(super) const GUARD: super::table_fn::TableFn = super::table_fn::TableFn {
+    name: NAME,
+    params: &[
+        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
+        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
+        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
+        sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN,
+        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
+    ],
+    bind: guard_bind,
+    init: guard_init,
+    function: guard_function,
+};
 
 /// `acl_jwt_clock_skew` in the caller's context; 0 (the strictest) when it cannot be read.
 unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
@@ -95,7 +52,7 @@ unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
 unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
     // SAFETY: `info` is the live bind info; its extra info is the `Arc<State>` `register` set.
     unsafe {
-        let state = &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>);
+        let state = super::table_fn::state_of(info);
         let mut boolean = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
         let col = CString::new("__acl_guard").expect("static name");
         sys::duckdb_bind_add_result_column(info, col.as_ptr(), boolean);
@@ -103,11 +60,11 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
         sys::duckdb_bind_set_cardinality(info, 1, true);
         let malformed = || "acl: internal error: a malformed view guard".to_string();
         let args = GuardArgs::decode(
-            &text_param(info, 0).ok_or_else(malformed)?,
-            &text_param(info, 1).ok_or_else(malformed)?,
-            &text_param(info, 2).ok_or_else(malformed)?,
-            bool_param(info, 3).ok_or_else(malformed)?,
-            &text_param(info, 4).ok_or_else(malformed)?,
+            &super::table_fn::text_param(info, 0).ok_or_else(malformed)?,
+            &super::table_fn::text_param(info, 1).ok_or_else(malformed)?,
+            &super::table_fn::text_param(info, 2).ok_or_else(malformed)?,
+            super::table_fn::bool_param(info, 3).ok_or_else(malformed)?,
+            &super::table_fn::text_param(info, 4).ok_or_else(malformed)?,
         )
         .map_err(|e| e.to_string())?;
         let now = std::time::SystemTime::now()
@@ -120,21 +77,14 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
 }
 
 unsafe extern "C" fn guard_bind(info: sys::duckdb_bind_info) {
-    // SAFETY: DuckDB calls this with a live bind info.
-    let msg = match catch_unwind(AssertUnwindSafe(|| unsafe { bind(info) })) {
-        Ok(Ok(())) => return,
-        Ok(Err(e)) => e,
-        Err(_) => "acl: internal error in the view guard; the view was refused".to_string(),
-    };
-    let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    // SAFETY: DuckDB copies the message before `msg` drops.
-    unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+    // SAFETY: DuckDB calls this with a live bind info of acl_view_guard.
+    unsafe { super::table_fn::bind_with(info, "acl: internal error in the view guard; the view was refused", || bind(info)) }
 }
 
 unsafe extern "C" fn guard_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicBool::new(false))) as *mut c_void;
     // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
-    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::functions::drop_box::<AtomicBool>)) };
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::table_fn::drop_box::<AtomicBool>)) };
 }
 
 unsafe extern "C" fn guard_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {

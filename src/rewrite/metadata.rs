@@ -119,26 +119,12 @@ fn relation_sql(name: &str) -> Option<&'static str> {
 
 /// How the rewritten SQL names this principal to `acl_meta` (a JSON string literal's content).
 pub fn principal_arg(p: &Principal) -> String {
-    serde_json::json!({ "roles": p.roles, "label": p.label, "claims": p.claims }).to_string()
+    p.to_json()
 }
 
 /// The principal `principal_arg` encoded.
 pub fn principal_from_arg(arg: &str) -> Result<Principal> {
-    let bad = || AclError::internal("a malformed metadata listing argument");
-    let v: serde_json::Value = serde_json::from_str(arg).map_err(|_| bad())?;
-    let roles = v["roles"].as_array().ok_or_else(bad)?.iter().map(|r| r.as_str().map(String::from).ok_or_else(bad)).collect::<Result<_>>()?;
-    let label = v["label"].as_str().ok_or_else(bad)?.to_string();
-    let claims = v["claims"]
-        .as_object()
-        .ok_or_else(bad)?
-        .iter()
-        .map(|(k, c)| match c {
-            serde_json::Value::String(c) => Ok((k.clone(), Some(c.clone()))),
-            serde_json::Value::Null => Ok((k.clone(), None)), // a claim the token made NULL
-            _ => Err(bad()),
-        })
-        .collect::<Result<_>>()?;
-    Ok(Principal { roles, label, claims })
+    Principal::from_json(arg).ok_or_else(|| AclError::internal("a malformed metadata listing argument"))
 }
 
 fn sql_string(s: &str) -> String {

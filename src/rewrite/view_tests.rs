@@ -66,7 +66,7 @@ fn the_body_stands_behind_the_guard() {
     let (out, args) = create(&p, &r, None, "CREATE TEMP VIEW v AS SELECT name FROM people WHERE id > 1");
     let prefix = View::new(&p, &r).unwrap().temp_prefix().to_string();
     let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
-    let definer = r#"{"claims":{},"exp":null,"label":"role \"r\"","roles":["r"]}"#;
+    let definer = r#"{"roles":["r"],"label":"role \"r\"","claims":{},"exp":null}"#;
     let body = "SELECT name FROM people WHERE id > 1";
     let expected = format!(
         r#"CREATE TEMPORARY VIEW "temp"."main"."{prefix}v" AS SELECT "__acl_q".* FROM "system"."main"."acl_view_guard"('{}', '{}', '{}', false, '{}') AS "__acl_g", (SELECT name FROM (SELECT CASE WHEN org = 'acme' THEN COLUMNS(*) END FROM "hrdb"."main"."people" AS "__acl_p0" WHERE org = 'acme') AS "people" WHERE id > 1) AS "__acl_q""#,

@@ -185,35 +185,21 @@ pub fn guard(
 /// claims apply), a token principal by the roles and claims its token gave and the token's `exp`.
 /// The label goes along because a metadata listing in the body carries it.
 pub(super) fn definer_arg(p: &Principal, expires: Option<i64>) -> String {
-    serde_json::json!({ "roles": p.roles, "label": p.label, "claims": p.claims, "exp": expires }).to_string()
+    serde_json::to_string(&Definer { principal: p.clone(), exp: expires }).unwrap_or_default()
+}
+
+/// A view's definer: the principal and, for a token's, its `exp`.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Definer {
+    #[serde(flatten)]
+    principal: Principal,
+    exp: Option<i64>,
 }
 
 /// The definer `definer_arg` encoded.
 pub fn definer_from_arg(arg: &str) -> Result<(Principal, Option<i64>)> {
-    let bad = || AclError::internal("a malformed view guard argument");
-    let v: serde_json::Value = serde_json::from_str(arg).map_err(|_| bad())?;
-    let roles = v["roles"]
-        .as_array()
-        .ok_or_else(bad)?
-        .iter()
-        .map(|r| r.as_str().map(String::from).ok_or_else(bad))
-        .collect::<Result<_>>()?;
-    let label = v["label"].as_str().ok_or_else(bad)?.to_string();
-    let claims = v["claims"]
-        .as_object()
-        .ok_or_else(bad)?
-        .iter()
-        .map(|(k, c)| match c {
-            serde_json::Value::String(c) => Ok((k.clone(), Some(c.clone()))),
-            serde_json::Value::Null => Ok((k.clone(), None)),
-            _ => Err(bad()),
-        })
-        .collect::<Result<_>>()?;
-    let expires = match &v["exp"] {
-        serde_json::Value::Null => None,
-        e => Some(e.as_i64().ok_or_else(bad)?),
-    };
-    Ok((Principal { roles, label, claims }, expires))
+    let d: Definer = serde_json::from_str(arg).map_err(|_| AclError::internal("a malformed view guard argument"))?;
+    Ok((d.principal, d.exp))
 }
 
 /// SHA-256 of `sql`, hex.

@@ -1,0 +1,127 @@
+//! What every table function of ours does the same way through the C API: registering it with the
+//! instance's state as extra info, and reporting an error (or a panic) from a callback without
+//! letting anything unwind into DuckDB.
+use crate::state::State;
+use libduckdb_sys as sys;
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// A table function: its name, parameter types and callbacks.
+pub(super) struct TableFn {
+    pub name: &'static str,
+    pub params: &'static [sys::DUCKDB_TYPE],
+    pub bind: unsafe extern "C" fn(sys::duckdb_bind_info),
+    pub init: unsafe extern "C" fn(sys::duckdb_init_info),
+    pub function: unsafe extern "C" fn(sys::duckdb_function_info, sys::duckdb_data_chunk),
+}
+
+/// Registers `f` on `con`; its extra info is `state` (read back with `state_of`).
+///
+/// # Safety
+/// `con` is a live connection of the instance being loaded.
+pub(super) unsafe fn register(con: sys::duckdb_connection, f: &TableFn, state: Arc<State>) -> Result<(), String> {
+    // SAFETY: every handle created here is destroyed here; `extra` is owned by the function from
+    // then on (freed by `drop_box` when DuckDB drops the function).
+    unsafe {
+        let mut tf = sys::duckdb_create_table_function();
+        let name = CString::new(f.name).map_err(|_| "a function name holds NUL".to_string())?;
+        sys::duckdb_table_function_set_name(tf, name.as_ptr());
+        for &t in f.params {
+            let mut ty = sys::duckdb_create_logical_type(t);
+            sys::duckdb_table_function_add_parameter(tf, ty);
+            sys::duckdb_destroy_logical_type(&mut ty);
+        }
+        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
+        sys::duckdb_table_function_set_extra_info(tf, extra, Some(drop_box::<Arc<State>>));
+        sys::duckdb_table_function_set_bind(tf, Some(f.bind));
+        sys::duckdb_table_function_set_init(tf, Some(f.init));
+        sys::duckdb_table_function_set_function(tf, Some(f.function));
+        let rc = sys::duckdb_register_table_function(con, tf);
+        sys::duckdb_destroy_table_function(&mut tf);
+        if rc == sys::duckdb_state_DuckDBSuccess {
+            Ok(())
+        } else {
+            Err(format!("could not register {}", f.name))
+        }
+    }
+}
+
+/// Frees a boxed `T` DuckDB hands back (extra info, bind and init data).
+///
+/// # Safety
+/// `p` is null or came from `Box::into_raw(Box::<T>::new(…))` and is freed once.
+pub(super) unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
+    if !p.is_null() {
+        // SAFETY: as the function's contract says.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(p as *mut T) })));
+    }
+}
+
+/// The instance's state, as `register` gave it to a bind callback.
+///
+/// # Safety
+/// `info` is the live bind info of a function `register` registered.
+pub(super) unsafe fn state_of<'a>(info: sys::duckdb_bind_info) -> &'a Arc<State> {
+    // SAFETY: the extra info is the `Arc<State>` `register` boxed; it lives as long as the function.
+    unsafe { &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>) }
+}
+
+/// Runs a callback's body; the message of its error, or `on_panic` for a panic, if any.
+fn failure(on_panic: &str, body: impl FnOnce() -> Result<(), String>) -> Option<CString> {
+    let msg = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => return None,
+        Ok(Err(e)) => e,
+        Err(_) => on_panic.to_string(),
+    };
+    Some(CString::new(msg.replace('\0', " ")).unwrap_or_default())
+}
+
+/// Runs a bind callback's body; its error, or `on_panic` for a panic, becomes the bind's error.
+///
+/// # Safety
+/// `info` is the live bind info DuckDB passed to the callback.
+pub(super) unsafe fn bind_with(info: sys::duckdb_bind_info, on_panic: &str, body: impl FnOnce() -> Result<(), String>) {
+    if let Some(msg) = failure(on_panic, body) {
+        // SAFETY: DuckDB copies the message before `msg` drops.
+        unsafe { sys::duckdb_bind_set_error(info, msg.as_ptr()) };
+    }
+}
+
+/// Runs a table function's body; its error, or `on_panic` for a panic, becomes the function's error.
+///
+/// # Safety
+/// `info` is the live function info DuckDB passed to the callback.
+pub(super) unsafe fn function_with(info: sys::duckdb_function_info, on_panic: &str, body: impl FnOnce() -> Result<(), String>) {
+    if let Some(msg) = failure(on_panic, body) {
+        // SAFETY: DuckDB copies the message before `msg` drops.
+        unsafe { sys::duckdb_function_set_error(info, msg.as_ptr()) };
+    }
+}
+
+/// Parameter `i` as text (`None`: NULL).
+pub(super) unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
+    // SAFETY: `info` is the live bind info of the callback; the value and the string it
+    // yields are ours to destroy/free, and are, after being copied.
+    unsafe {
+        let mut value = sys::duckdb_bind_get_parameter(info, i);
+        let text = if value.is_null() || sys::duckdb_is_null_value(value) { std::ptr::null_mut() } else { sys::duckdb_get_varchar(value) };
+        let out = (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+        if !text.is_null() {
+            sys::duckdb_free(text as *mut c_void);
+        }
+        sys::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
+pub(super) unsafe fn bool_param(info: sys::duckdb_bind_info, i: u64) -> Option<bool> {
+    // SAFETY: as in `text_param`.
+    unsafe {
+        let mut value = sys::duckdb_bind_get_parameter(info, i);
+        let out = (!value.is_null() && !sys::duckdb_is_null_value(value)).then(|| sys::duckdb_get_bool(value));
+        sys::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
