@@ -384,7 +384,7 @@ fn qualify_alias(p: &Policy, name: &ObjectName, kind: FnKind) -> Result<ObjectNa
         })
         .collect();
     let last = parts.last().cloned().unwrap_or_default();
-    if crate::rewrite::never_callable(&last) {
+    if crate::policy::categories::never_callable(&last) {
         return Err(AclError::invalid(format!("function \"{last}\" is never callable and cannot be aliased")));
     }
     if parts.len() == 3 {
@@ -398,7 +398,7 @@ fn qualify_alias(p: &Policy, name: &ObjectName, kind: FnKind) -> Result<ObjectNa
 }
 
 fn check_function(p: &Policy, f: &FnName) -> Result<()> {
-    if crate::rewrite::never_callable(&f.name) {
+    if crate::policy::categories::never_callable(&f.name) {
         return Err(AclError::invalid(format!("function \"{}\" is never callable", f.name)));
     }
     if f.qualifier.is_none() && p.functions.host.named(&f.name).all(|h| h.key.db != SYSTEM_DB) {

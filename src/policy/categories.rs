@@ -4,7 +4,7 @@
 //! (aggregates, windows and macros are scalar; table macros are table) and lands in exactly one
 //! place, by the first rule that matches:
 //!
-//! 0. **never** — `rewrite::never_callable` (`acl_*`, `query`, `query_table`,
+//! 0. **never** — `never_callable` (`acl_*`, `query`, `query_table`,
 //!    `json_execute_serialized_sql`, `*_query`, `*_execute`, `*_attach`, `__internal*`), every
 //!    pragma (they run only through PRAGMA/CALL, which the statement gate refuses) and any
 //!    function type this code does not know;
@@ -104,6 +104,17 @@ pub fn sql_value_function(word: &str) -> Option<&'static str> {
     SQL_VALUE_FUNCTIONS.iter().find(|(w, _)| w.eq_ignore_ascii_case(word)).map(|(_, f)| *f)
 }
 
+/// True for names in the never-callable set.
+pub fn never_callable(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("acl_")
+        || n.starts_with("__internal")
+        || matches!(n.as_str(), "query" | "query_table" | "json_execute_serialized_sql")
+        || n.ends_with("_query")
+        || n.ends_with("_execute")
+        || n.ends_with("_attach")
+}
+
 /// How restrictive a class is (higher: stricter), for macro inheritance.
 fn strictness(c: Class) -> u8 {
     match c {
@@ -130,7 +141,7 @@ pub fn rule(schema: &str, name: &str, kind: FnKind) -> Class {
     use Shipped::*;
     let n = name;
     let any = |list: &[&str]| list.contains(&n);
-    if crate::rewrite::never_callable(n) {
+    if never_callable(n) {
         return Class::Never;
     }
     let readers = n.starts_with("read_")

@@ -309,7 +309,7 @@ impl FunctionPolicy {
     /// Admission of `key` for a principal holding `roles` (lower-case).
     pub fn admit<'a>(&self, roles: impl Iterator<Item = &'a str>, key: &FnKey) -> Admission {
         let class = self.host.class(key);
-        if crate::rewrite::never_callable(&key.name) || class == Some(Class::Never) {
+        if super::categories::never_callable(&key.name) || class == Some(Class::Never) {
             return Admission::Never;
         }
         let mut granted = false;

@@ -15,17 +15,6 @@ use sqlparser::ast::{
 };
 use std::ops::ControlFlow;
 
-/// True for names in the never-callable set.
-pub fn never_callable(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n.starts_with("acl_")
-        || n.starts_with("__internal")
-        || matches!(n.as_str(), "query" | "query_table" | "json_execute_serialized_sql")
-        || n.ends_with("_query")
-        || n.ends_with("_execute")
-        || n.ends_with("_attach")
-}
-
 /// Names DuckDB's parser or binder turns into syntax before any catalog lookup (COLUMNS(*),
 /// TRY, IFNULL, …). They are not functions: they stay unqualified (and unquoted, since a quoted
 /// name would reach the catalog) and their arguments are walked like any expression.

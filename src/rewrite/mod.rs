@@ -36,7 +36,7 @@ pub use shapes::{Shape, ShapeCache};
 pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache, SliceCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
-pub use functions::{never_callable, FnGate};
+pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};

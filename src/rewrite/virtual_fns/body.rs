@@ -68,7 +68,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
             if let TableFactor::Table { name, args: Some(_), .. } = tf {
                 self.function_name = true;
                 if let Some(ObjectNamePart::Identifier(i)) = name.0.last() {
-                    if super::super::never_callable(&i.value) {
+                    if crate::policy::categories::never_callable(&i.value) {
                         self.err = Some(AclError::invalid(format!(
                             "function \"{}\" may not be used in a virtual function",
                             i.value.to_lowercase()
@@ -124,5 +124,5 @@ fn never_in_body(f: &Function) -> Option<String> {
         _ => return None,
     };
     let allowed = last == "acl_arg" || last == "acl_claim";
-    (!allowed && super::super::never_callable(&last)).then_some(last)
+    (!allowed && crate::policy::categories::never_callable(&last)).then_some(last)
 }
