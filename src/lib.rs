@@ -10,6 +10,7 @@ pub mod faults;
 pub mod policy;
 pub mod prefix;
 pub mod rewrite;
+pub mod sqltext;
 pub mod state;
 
 #[cfg(feature = "extension")]

@@ -140,13 +140,13 @@ impl P<'_> {
                 FnKind::Table => {
                     let mut q = self.p.parse_query().map_err(|_| self.syntax_err("a query after AS"))?;
                     super::sources::check_query(&*q)?;
-                    let n = crate::rewrite::normalise_body(&mut *q)?;
+                    let n = crate::sqltext::normalise_body(&mut *q)?;
                     (FnBody::Query(q), n)
                 }
                 FnKind::Scalar => {
                     let mut e = self.p.parse_expr().map_err(|_| self.syntax_err("an expression after AS"))?;
                     super::sources::check_query(&e)?;
-                    let n = crate::rewrite::normalise_body(&mut e)?;
+                    let n = crate::sqltext::normalise_body(&mut e)?;
                     (FnBody::Expr(e), n)
                 }
             };

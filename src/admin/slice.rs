@@ -3,7 +3,7 @@
 //! text) and stored printed back; `acl_claim('k')` must have one string literal argument.
 use crate::error::{AclError, Result};
 use crate::policy::{norm, Column, Slice};
-use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectNamePart, Value, Visit, Visitor};
+use sqlparser::ast::{Expr, Visit, Visitor};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 use std::ops::ControlFlow;
@@ -90,7 +90,7 @@ fn check_expr(e: &Expr) -> Result<()> {
         }
         fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<AclError> {
             match e {
-                Expr::Function(f) if is_acl_claim(f) && claim_name(f).is_none() => ControlFlow::Break(
+                Expr::Function(f) if crate::sqltext::is_acl_claim(f) && crate::sqltext::claim_name(f).is_none() => ControlFlow::Break(
                     AclError::invalid("acl_claim takes exactly one string literal, e.g. acl_claim('tenant')"),
                 ),
                 _ => ControlFlow::Continue(()),
@@ -100,22 +100,6 @@ fn check_expr(e: &Expr) -> Result<()> {
     match e.visit(&mut V) {
         ControlFlow::Break(err) => Err(err),
         ControlFlow::Continue(()) => Ok(()),
-    }
-}
-
-pub fn is_acl_claim(f: &sqlparser::ast::Function) -> bool {
-    matches!(f.name.0.as_slice(), [ObjectNamePart::Identifier(i)] if i.value.eq_ignore_ascii_case("acl_claim"))
-}
-
-/// The claim name of `acl_claim('<name>')`, lower-case.
-pub fn claim_name(f: &sqlparser::ast::Function) -> Option<String> {
-    let FunctionArguments::List(list) = &f.args else { return None };
-    match list.args.as_slice() {
-        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))] => match &v.value {
-            Value::SingleQuotedString(s) => Some(norm(s)),
-            _ => None,
-        },
-        _ => None,
     }
 }
 

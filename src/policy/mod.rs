@@ -5,6 +5,8 @@ pub mod categories;
 pub mod functions;
 
 pub use caps::Caps;
+/// Identifier folding (policy keys are lower-case), from the SQL text module.
+pub use crate::sqltext::norm;
 use std::collections::BTreeMap;
 
 /// A physical object `db.schema.name`, spelled as the operator wrote it.
@@ -168,9 +170,4 @@ impl Policy {
     pub fn virtual_schema(&self, catalog: &str, schema: &str) -> Option<&VirtualSchema> {
         self.catalogs.get(catalog)?.schemas.get(schema)
     }
-}
-
-/// Identifiers in DuckDB are case-insensitive, quoted or not: policy keys are lower-case.
-pub fn norm(ident: &str) -> String {
-    ident.to_ascii_lowercase()
 }

@@ -10,7 +10,7 @@ use crate::policy::categories::sql_value_function;
 use crate::policy::functions::{Admission, FnKey, FnKind, FunctionPolicy, VirtualFunction};
 use crate::policy::{norm, Caps, ObjKey, Policy, DEFAULT_SCHEMA};
 use sqlparser::ast::{
-    AccessExpr, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName,
+    AccessExpr, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
     ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Visit, VisitMut, Visitor, VisitorMut,
 };
 use std::ops::ControlFlow;
@@ -429,22 +429,4 @@ fn wants_alias(e: &Expr) -> bool {
     let mut s = Scan { calls: false, multi: false };
     let _ = e.visit(&mut s);
     s.calls && !s.multi
-}
-
-/// `acl_arg(n)` → n (1-based), for virtual function bodies.
-pub(crate) fn acl_arg_index(f: &sqlparser::ast::Function) -> Option<usize> {
-    let [ObjectNamePart::Identifier(i)] = f.name.0.as_slice() else { return None };
-    if !i.value.eq_ignore_ascii_case("acl_arg") {
-        return None;
-    }
-    let FunctionArguments::List(FunctionArgumentList { args, duplicate_treatment: None, clauses }) = &f.args else {
-        return None;
-    };
-    match (args.as_slice(), clauses.is_empty()) {
-        ([FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))], true) => match &v.value {
-            sqlparser::ast::Value::Number(n, _) => n.parse().ok().filter(|n: &usize| *n >= 1),
-            _ => None,
-        },
-        _ => None,
-    }
 }

@@ -40,7 +40,6 @@ pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};
-pub use virtual_fns::normalise_body;
 
 /// `"db"."schema"."name"` for a function key (what every admitted call is emitted as).
 pub fn qualified_name(key: &crate::policy::functions::FnKey, name: &str) -> sqlparser::ast::ObjectName {
@@ -409,7 +408,7 @@ fn statement_with_names(
     let mut stmt = parse_one(sql)?;
     // Names of our own (markers, regions, helpers) cannot come from the principal: checked on its
     // text alone, before any rule puts ours in.
-    virtual_fns::check_reserved(&stmt)?;
+    crate::sqltext::check_reserved(&stmt)?;
     let gate = gate::check(&mut stmt)?;
     if let gate::Gate::AsIs = gate {
         printable::make_printable(&mut stmt)?;

@@ -12,10 +12,10 @@
 //! COLUMNS keeps every column (`COLUMNS(*)` keeps their names).
 //! `acl_claim('k')` becomes the claim's value as a SQL literal (NULL when missing).
 use super::relations::quoted_sql;
-use crate::admin::slice::{claim_name, is_acl_claim};
 use crate::authz::{Layer, View};
 use crate::error::{AclError, Result};
 use crate::policy::{RelationKind, Slice};
+use crate::sqltext::{claim_name, is_acl_claim};
 use sqlparser::ast::{Expr, Ident, Query, TableAlias, TableFactor, Value, VisitMut, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;

@@ -6,9 +6,8 @@
 //! names, and use each column name at most as often as that SQL does, so a principal's
 //! expression that ends up inside policy SQL is caught by name and by count.
 use super::parts;
-use crate::admin::slice::is_acl_claim;
 use crate::policy::PhysName;
-use crate::rewrite::functions::acl_arg_index;
+use crate::sqltext::{acl_arg_index, is_acl_claim};
 use sqlparser::ast::{Expr, ObjectNamePart, Query, TableFactor, Visit, Visitor};
 use std::ops::ControlFlow;
 

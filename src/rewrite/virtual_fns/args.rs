@@ -1,5 +1,6 @@
 //! A virtual function call's arguments: what they may be, and how a body takes them.
-use super::super::functions::{acl_arg_index, VirtualCall, MARKER};
+use super::super::functions::{VirtualCall, MARKER};
+use crate::sqltext::acl_arg_index;
 use super::super::Decision;
 use crate::error::{AclError, Result};
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, ObjectName, ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor};

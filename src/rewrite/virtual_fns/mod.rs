@@ -18,14 +18,14 @@
 //! `acl_claim('k')` becomes the claim's value. The body is operator-written and trusted: it is not
 //! gated or resolved again, and what it names is region j's allowed set, read from the stored body.
 use super::defence::{region_alias, Region, ARGS};
-use super::functions::{acl_arg_index, VirtualCall};
+use super::functions::VirtualCall;
 use super::slices::template;
 use super::Decision;
-use crate::admin::slice::{claim_name, is_acl_claim};
 use crate::authz::View;
 use crate::error::{AclError, Result};
 use crate::faults::Faults;
 use crate::policy::functions::{FnBody, FnKind};
+use crate::sqltext::{acl_arg_index, claim_name, is_acl_claim};
 use sqlparser::ast::{
     CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
     Query, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableAliasColumnDef,
@@ -35,12 +35,9 @@ use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
 mod args;
-mod body;
 
 use args::{alias_call, check_arg, marker_index, positional_only, scalar_form, take_args, Form};
 pub(super) use args::fault_skip_args;
-pub use body::normalise_body;
-pub(crate) use body::check_reserved;
 
 pub(super) fn expand(stmt: &mut Statement, view: &View<'_>, calls: &[VirtualCall], decision: &mut Decision, faults: Faults) -> Result<()> {
     if calls.is_empty() {
@@ -350,7 +347,7 @@ fn body_growth<T: std::fmt::Display + sqlparser::ast::Visit + ?Sized>(body: &T) 
         type Break = ();
         fn pre_visit_expr(&mut self, e: &Expr) -> std::ops::ControlFlow<()> {
             if let Expr::Function(f) = e {
-                if super::functions::acl_arg_index(f).is_some() || crate::admin::slice::is_acl_claim(f) {
+                if acl_arg_index(f).is_some() || is_acl_claim(f) {
                     self.0 += e.to_string().len();
                 }
             }

@@ -1,6 +1,6 @@
 //! A virtual function's body as management checks it at CREATE, and the names reserved for the
 //! rewrite's own markers and helpers.
-use super::super::functions::acl_arg_index;
+use super::acl_arg_index;
 use crate::error::{AclError, Result};
 use sqlparser::ast::{Expr, Function, Ident, ObjectName, ObjectNamePart, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
 use std::ops::ControlFlow;
@@ -12,7 +12,7 @@ pub(crate) fn reserved(name: &str) -> bool {
 
 /// Refuses any identifier starting with `__acl` (table or column alias, CTE name, column or
 /// function name, …): no marker or helper name of ours can be forged or captured.
-pub(crate) fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
+pub fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
     struct Idents;
     impl Visitor for Idents {
         type Break = ();
