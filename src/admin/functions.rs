@@ -18,6 +18,7 @@ use crate::error::{AclError, Result};
 use crate::policy::functions::{
     Access, Class, FnBody, FnCategory, FnKind, FnName, FnTarget, Grantee, VirtualFunction, SYSTEM_DB,
 };
+use crate::policy::categories::never_callable;
 use crate::policy::{norm, ObjKey, Policy};
 use sqlparser::ast::{Ident, ObjectName};
 use sqlparser::keywords::Keyword;
@@ -140,13 +141,13 @@ impl P<'_> {
                 FnKind::Table => {
                     let mut q = self.p.parse_query().map_err(|_| self.syntax_err("a query after AS"))?;
                     super::sources::check_query(&*q)?;
-                    let n = crate::sqltext::normalise_body(&mut *q)?;
+                    let n = crate::sqltext::normalise_body(&mut *q, never_callable)?;
                     (FnBody::Query(q), n)
                 }
                 FnKind::Scalar => {
                     let mut e = self.p.parse_expr().map_err(|_| self.syntax_err("an expression after AS"))?;
                     super::sources::check_query(&e)?;
-                    let n = crate::sqltext::normalise_body(&mut e)?;
+                    let n = crate::sqltext::normalise_body(&mut e, never_callable)?;
                     (FnBody::Expr(e), n)
                 }
             };
@@ -384,7 +385,7 @@ fn qualify_alias(p: &Policy, name: &ObjectName, kind: FnKind) -> Result<ObjectNa
         })
         .collect();
     let last = parts.last().cloned().unwrap_or_default();
-    if crate::policy::categories::never_callable(&last) {
+    if never_callable(&last) {
         return Err(AclError::invalid(format!("function \"{last}\" is never callable and cannot be aliased")));
     }
     if parts.len() == 3 {
@@ -398,7 +399,7 @@ fn qualify_alias(p: &Policy, name: &ObjectName, kind: FnKind) -> Result<ObjectNa
 }
 
 fn check_function(p: &Policy, f: &FnName) -> Result<()> {
-    if crate::policy::categories::never_callable(&f.name) {
+    if never_callable(&f.name) {
         return Err(AclError::invalid(format!("function \"{}\" is never callable", f.name)));
     }
     if f.qualifier.is_none() && p.functions.host.named(&f.name).all(|h| h.key.db != SYSTEM_DB) {

@@ -1,5 +1,6 @@
 //! A virtual function's body as management checks it at CREATE, and the names reserved for the
-//! rewrite's own markers and helpers.
+//! rewrite's own markers and helpers. Which functions a body may never call is the policy's
+//! (`policy::categories::never_callable`), passed in by the caller.
 use super::acl_arg_index;
 use crate::error::{AclError, Result};
 use sqlparser::ast::{Expr, Function, Ident, ObjectName, ObjectNamePart, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
@@ -31,8 +32,9 @@ pub fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
 
 /// Used by management: checks a body and normalises its table names so the post-check can
 /// match them (three quoted parts, or a quoted CTE of the body). Returns the highest `acl_arg`.
-/// A body may not use a reserved name (`__acl…`): it could forge a region or capture a helper.
-pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
+/// A body may not use a reserved name (`__acl…`): it could forge a region or capture a helper,
+/// nor call a function `never` holds (other than the placeholders).
+pub fn normalise_body<T: VisitMut + Visit>(body: &mut T, never: fn(&str) -> bool) -> Result<usize> {
     check_reserved(body).map_err(|_| AclError::invalid("a virtual function body may not use names starting with \"__acl\""))?;
     struct Norm {
         ctes: Vec<String>,
@@ -40,6 +42,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
         function_name: bool,
         max_arg: usize,
         err: Option<AclError>,
+        never: fn(&str) -> bool,
     }
     impl VisitorMut for Norm {
         type Break = ();
@@ -56,7 +59,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
             if let Expr::Function(f) = e {
                 if let Some(n) = acl_arg_index(f) {
                     self.max_arg = self.max_arg.max(n);
-                } else if let Some(bad) = never_in_body(f) {
+                } else if let Some(bad) = never_in_body(f, self.never) {
                     self.err = Some(AclError::invalid(format!("function \"{bad}\" may not be used in a virtual function")));
                     return ControlFlow::Break(());
                 }
@@ -68,7 +71,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
             if let TableFactor::Table { name, args: Some(_), .. } = tf {
                 self.function_name = true;
                 if let Some(ObjectNamePart::Identifier(i)) = name.0.last() {
-                    if crate::policy::categories::never_callable(&i.value) {
+                    if (self.never)(&i.value) {
                         self.err = Some(AclError::invalid(format!(
                             "function \"{}\" may not be used in a virtual function",
                             i.value.to_lowercase()
@@ -108,7 +111,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
             ControlFlow::Continue(())
         }
     }
-    let mut n = Norm { ctes: Vec::new(), function_name: false, max_arg: 0, err: None };
+    let mut n = Norm { ctes: Vec::new(), function_name: false, max_arg: 0, err: None, never };
     let _ = body.visit(&mut n);
     match n.err {
         Some(e) => Err(e),
@@ -118,11 +121,11 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
 
 /// A never-callable function in a body (other than the placeholders): an operator may expose a
 /// reader through a virtual function, but not a way to run SQL text.
-fn never_in_body(f: &Function) -> Option<String> {
+fn never_in_body(f: &Function, never: fn(&str) -> bool) -> Option<String> {
     let last = match f.name.0.last() {
         Some(ObjectNamePart::Identifier(i)) => i.value.to_lowercase(),
         _ => return None,
     };
     let allowed = last == "acl_arg" || last == "acl_claim";
-    (!allowed && crate::policy::categories::never_callable(&last)).then_some(last)
+    (!allowed && never(&last)).then_some(last)
 }
