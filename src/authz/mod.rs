@@ -25,6 +25,10 @@ pub enum Layer<'p> {
 mod listing;
 pub use listing::{Aliased, Listed, Listing, ObjectType};
 
+mod slice_cache;
+pub mod slices;
+pub use slice_cache::SliceCache;
+
 /// Who a statement runs as, after the prefix was verified. Serialised (JSON) where a rewrite must
 /// name it to something DuckDB calls back later: a metadata listing, a view's guard.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -89,7 +93,7 @@ pub struct View<'p> {
     temp_prefix: std::cell::OnceCell<String>,
     /// Where sliced objects' subqueries are kept across statements, and this principal's key
     /// there (`rewrite::who`); `None`: built every time.
-    pub slice_cache: Option<(&'p crate::rewrite::SliceCache, &'p str)>,
+    pub slice_cache: Option<(&'p SliceCache, &'p str)>,
     /// The `exp` of the principal's token, if it came from one (`with_expiry`).
     pub expires: Option<i64>,
 }
@@ -143,7 +147,7 @@ impl<'p> View<'p> {
     }
 
     /// Keeps sliced objects' subqueries in `cache` under `who` (the principal's roles and claims).
-    pub fn with_slice_cache(mut self, cache: &'p crate::rewrite::SliceCache, who: &'p str) -> View<'p> {
+    pub fn with_slice_cache(mut self, cache: &'p SliceCache, who: &'p str) -> View<'p> {
         self.slice_cache = Some((cache, who));
         self
     }

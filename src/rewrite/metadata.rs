@@ -310,7 +310,7 @@ pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Opti
         (RelationKind::Table(p), true) => {
             format!("SELECT * FROM {}.{}.{}", quoted_sql(&p.db), quoted_sql(&p.schema), quoted_sql(&p.name))
         }
-        (kind, _) => super::slices::subquery(view, kind, layers)?.to_string(),
+        (kind, _) => crate::authz::slices::subquery(view, kind, layers)?.to_string(),
     }))
 }
 

@@ -33,7 +33,7 @@ mod virtual_fns;
 mod writes;
 
 pub use shapes::{Shape, ShapeCache};
-pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache, SliceCache};
+pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;

@@ -384,7 +384,7 @@ impl Resolver<'_, '_, '_> {
                     }
                     return Ok(());
                 }
-                let build = || super::slices::subquery(self.view, &resolved.relation.kind, &layers);
+                let build = || crate::authz::slices::subquery(self.view, &resolved.relation.kind, &layers);
                 let subquery = match self.view.slice_cache {
                     Some((cache, who)) => {
                         cache.get_or(self.view.policy.version, who, &resolved.key, &p, &mut self.decision.room, build)?

@@ -243,7 +243,7 @@ fn the_slice_cache_keeps_each_principal_its_own_subquery() {
         Slice { rls: Some("tenant = acl_claim('tenant')".into()), columns: None };
     p.roles.get_mut("analyst").unwrap().claims.insert("tenant".into(), "acme".into());
     p.roles.get_mut("clerk").unwrap().claims.insert("tenant".into(), "globex".into());
-    let cache = super::SliceCache::default();
+    let cache = crate::authz::SliceCache::default();
     let run = |p: &Policy, role: &str| {
         let principal = Principal::role(role);
         let who = super::who(&principal);

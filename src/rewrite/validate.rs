@@ -3,7 +3,6 @@
 //! `SELECT * FROM (<the object as a principal would read it>) LIMIT 0` for every object the
 //! statement affects. If a predicate or mask does not bind against the object, DuckDB refuses
 //! that statement and `acl_exec` never runs: the policy is unchanged. Claims are NULL here.
-use super::slices;
 use crate::admin::Command;
 use crate::authz::{Layer, Principal, View};
 use crate::error::Result;
@@ -16,7 +15,7 @@ pub(super) fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
     let view = View::new(policy, &nobody)?;
     let check = |kind: &RelationKind, layers: Vec<Cow<'_, Slice>>| -> Result<String> {
         let layers: Vec<Layer<'_>> = layers.into_iter().map(Layer::Slice).collect();
-        let q = slices::subquery(&view, kind, &layers)?;
+        let q = crate::authz::slices::subquery(&view, kind, &layers)?;
         Ok(format!("SELECT * FROM ({q}) AS \"__acl_check\" LIMIT 0"))
     };
     let mut out = Vec::new();

@@ -6,9 +6,70 @@ mod body;
 mod placeholders;
 
 pub use body::{check_reserved, normalise_body};
-pub use placeholders::{acl_arg_index, claim_name, is_acl_claim};
+pub use placeholders::{acl_arg_index, claim_name, claim_value, is_acl_claim, substitute_claims};
+
+use sqlparser::ast::{Ident, ObjectName};
 
 /// Identifiers in DuckDB are case-insensitive, quoted or not: policy keys are lower-case.
 pub fn norm(ident: &str) -> String {
     ident.to_ascii_lowercase()
+}
+
+/// Appends `name` as a double-quoted identifier (`a"b` → `"a""b"`), for SQL built as text.
+pub fn push_ident(out: &mut String, name: &str) {
+    out.reserve(name.len() + 2);
+    out.push('"');
+    for (i, part) in name.split('"').enumerate() {
+        if i > 0 {
+            out.push_str("\"\"");
+        }
+        out.push_str(part);
+    }
+    out.push('"');
+}
+
+/// `name` as a double-quoted identifier (`a"b` → `"a""b"`), for SQL built as text.
+pub fn ident(name: &str) -> String {
+    let mut s = String::with_capacity(name.len() + 2);
+    push_ident(&mut s, name);
+    s
+}
+
+/// `s` as a single-quoted string literal (`it's` → `'it''s'`).
+pub fn literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for (i, part) in s.split('\'').enumerate() {
+        if i > 0 {
+            out.push_str("''");
+        }
+        out.push_str(part);
+    }
+    out.push('\'');
+    out
+}
+
+/// An identifier node that prints double-quoted (sqlparser doubles an embedded quote).
+pub fn quoted(name: &str) -> Ident {
+    Ident::with_quote('"', name)
+}
+
+/// `"a"."b"."c"`: a name of quoted parts (how every admitted function call and physical table
+/// is emitted, so no search path or macro can capture it).
+pub fn quoted_name(parts: &[&str]) -> ObjectName {
+    ObjectName::from(parts.iter().map(|p| quoted(p)).collect::<Vec<_>>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_doubles_the_quote_and_nothing_else() {
+        for s in ["", "a", "a\"b", "\"", "\"\"", "it's", "''", "x\\y", "ü\"'"] {
+            assert_eq!(ident(s), format!("\"{}\"", s.replace('"', "\"\"")), "{s}");
+            assert_eq!(literal(s), format!("'{}'", s.replace('\'', "''")), "{s}");
+        }
+        assert_eq!(quoted_name(&["d", "s\"", "n"]).to_string(), "\"d\".\"s\"\"\".\"n\"");
+    }
 }

@@ -17,7 +17,7 @@ mod merge;
 #[cfg(test)]
 mod tests;
 
-use super::slices::substitute_claims;
+use crate::authz::slices::substitute_claims;
 use crate::authz::{Layer, Resolved, View};
 use crate::error::{AclError, Result};
 use crate::policy::{norm, PhysName};

@@ -1,0 +1,60 @@
+//! Sliced objects' subqueries kept across statements (moved from `rewrite/cache.rs`; spec 012
+//! "Memory": bounded in bytes as well as entries).
+use crate::bounded::Bounded;
+use crate::error::Result;
+use sqlparser::ast::Query;
+use std::sync::Arc;
+
+/// Past this many entries the cache starts over (besides its byte budget), as the others do.
+const MAX_ENTRIES: usize = 4_096;
+/// sqlparser's tree per byte of its printed text (measured: 59 for a sliced object's subquery,
+/// 110 for an IN list of small numbers, 26 for long names, 5 for string literals).
+pub(crate) const AST_PER_BYTE: usize = 64;
+/// A 41-column guarded subquery is ≈ 150 KB as a tree: ≈ 100 of them (per principal and object).
+const SLICES_BYTES: usize = 16 << 20;
+
+pub struct SliceCache {
+    entries: Bounded<(u64, String, crate::policy::ObjKey), Arc<Slice>>,
+}
+
+/// A sliced object's subquery and the length of its printed text (what inserting it adds).
+struct Slice {
+    query: Query,
+    printed: usize,
+}
+
+impl Default for SliceCache {
+    fn default() -> SliceCache {
+        SliceCache { entries: Bounded::new(SLICES_BYTES, MAX_ENTRIES) }
+    }
+}
+
+impl SliceCache {
+    /// The subquery for `key`, written `name` in the statement, after taking its printed size
+    /// from `room`: a statement that would grow past `acl_max_rewrite_bytes` is refused before
+    /// the copy is made.
+    pub fn get_or(
+        &self,
+        version: u64,
+        principal: &str,
+        key: &crate::policy::ObjKey,
+        name: &[String],
+        room: &mut crate::rewrite::Room,
+        build: impl FnOnce() -> Result<Box<Query>>,
+    ) -> Result<Box<Query>> {
+        let k = (version, principal.to_string(), key.clone());
+        let hit = self.entries.get(&k).map(|e| Arc::clone(&e));
+        if let Some(hit) = hit {
+            room.take_for_table(name, hit.printed)?;
+            return Ok(Box::new(hit.query.clone()));
+        }
+        let fresh = build()?;
+        let printed = fresh.to_string().len();
+        let size = k.1.len() + k.2.catalog.len() + k.2.schema.len() + k.2.name.len() + printed * AST_PER_BYTE;
+        if self.entries.fits(size) {
+            self.entries.insert(k, Arc::new(Slice { query: Query::clone(&fresh), printed }), size);
+        }
+        room.take_for_table(name, printed)?;
+        Ok(fresh)
+    }
+}
