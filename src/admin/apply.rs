@@ -359,7 +359,7 @@ pub(super) fn q(name: &str) -> String {
     if plain {
         name.to_string()
     } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
+        crate::sqltext::ident(name)
     }
 }
 

@@ -20,7 +20,7 @@ use crate::policy::functions::{
 };
 use crate::policy::categories::never_callable;
 use crate::policy::{norm, ObjKey, Policy};
-use sqlparser::ast::{Ident, ObjectName};
+use sqlparser::ast::ObjectName;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
 use std::sync::Arc;
@@ -238,7 +238,7 @@ fn alias_body(target: &ObjectName, kind: FnKind, n: usize) -> Result<FnBody> {
 }
 
 fn fn_object_name(n: &FnName) -> ObjectName {
-    let q = |s: &str| Ident::with_quote('"', s);
+    let q = crate::sqltext::quoted;
     match &n.qualifier {
         None => ObjectName::from(vec![q(&n.name)]),
         Some((d, s)) => ObjectName::from(vec![q(d), q(s), q(&n.name)]),
@@ -392,7 +392,7 @@ fn qualify_alias(p: &Policy, name: &ObjectName, kind: FnKind) -> Result<ObjectNa
         return Ok(name.clone());
     }
     match p.functions.host.resolve(&last, kind) {
-        Some(f) if f.class != Class::Never => Ok(crate::rewrite::qualified_name(&f.key, &f.key.name)),
+        Some(f) if f.class != Class::Never => Ok(crate::sqltext::quoted_name(&[&f.key.db, &f.key.schema, &f.key.name])),
         Some(_) => Err(AclError::invalid(format!("function \"{last}\" is never callable and cannot be aliased"))),
         None => Err(AclError::invalid(format!("\"{last}\" is not a built-in {} function", kind.sql()))),
     }

@@ -414,5 +414,5 @@ fn issuer_missing(iss: &str) -> AclError {
 
 /// A string for a status line, as an SQL literal.
 fn lit(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+    crate::sqltext::literal(s)
 }

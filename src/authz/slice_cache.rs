@@ -30,22 +30,20 @@ impl Default for SliceCache {
 }
 
 impl SliceCache {
-    /// The subquery for `key`, written `name` in the statement, after taking its printed size
-    /// from `room`: a statement that would grow past `acl_max_rewrite_bytes` is refused before
-    /// the copy is made.
+    /// The subquery for `key`, after `take` accepted its printed size (the rewrite's room: a
+    /// statement that would grow past `acl_max_rewrite_bytes` is refused before the copy is made).
     pub fn get_or(
         &self,
         version: u64,
         principal: &str,
         key: &crate::policy::ObjKey,
-        name: &[String],
-        room: &mut crate::rewrite::Room,
+        take: impl FnOnce(usize) -> Result<()>,
         build: impl FnOnce() -> Result<Box<Query>>,
     ) -> Result<Box<Query>> {
         let k = (version, principal.to_string(), key.clone());
         let hit = self.entries.get(&k).map(|e| Arc::clone(&e));
         if let Some(hit) = hit {
-            room.take_for_table(name, hit.printed)?;
+            take(hit.printed)?;
             return Ok(Box::new(hit.query.clone()));
         }
         let fresh = build()?;
@@ -54,7 +52,7 @@ impl SliceCache {
         if self.entries.fits(size) {
             self.entries.insert(k, Arc::new(Slice { query: Query::clone(&fresh), printed }), size);
         }
-        room.take_for_table(name, printed)?;
+        take(printed)?;
         Ok(fresh)
     }
 }

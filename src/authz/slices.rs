@@ -14,17 +14,16 @@
 use super::{Layer, View};
 use crate::error::{AclError, Result};
 use crate::policy::{RelationKind, Slice};
-use crate::sqltext::{claim_name, is_acl_claim};
+use crate::sqltext::ident;
 use sqlparser::ast::{Expr, Query, Value, VisitMut, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use std::fmt::Write;
 use std::ops::ControlFlow;
-use crate::sqltext::ident as quoted_sql;
 
 pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>]) -> Result<Box<Query>> {
     let mut sql = match source {
-        RelationKind::Table(t) => format!("{}.{}.{}", quoted_sql(&t.db), quoted_sql(&t.schema), quoted_sql(&t.name)),
+        RelationKind::Table(t) => format!("{}.{}.{}", ident(&t.db), ident(&t.schema), ident(&t.name)),
         RelationKind::View(q) => format!("({q})"),
     };
     if layers.is_empty() {
@@ -41,10 +40,7 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>]) ->
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
         .map_err(|_| AclError::internal("a policy expression did not parse"))?;
-    match query.visit(&mut Claims { view }) {
-        ControlFlow::Break(e) => return Err(e),
-        ControlFlow::Continue(()) => {}
-    }
+    crate::sqltext::substitute_claims(&mut *query, |k| view.claim(k))?;
     let _ = query.visit(&mut Unparen);
     Ok(query)
 }
@@ -101,8 +97,8 @@ fn layer_sql(inner: &str, i: usize, layer: &Slice) -> String {
                 if n > 0 {
                     s.push_str(", ");
                 }
-                let e = c.expr.clone().unwrap_or_else(|| quoted_sql(&c.name));
-                let _ = write!(s, "{} AS {}", guard(&e), quoted_sql(&c.name));
+                let e = c.expr.clone().unwrap_or_else(|| ident(&c.name));
+                let _ = write!(s, "{} AS {}", guard(&e), ident(&c.name));
             }
         }
     }
@@ -134,7 +130,7 @@ fn open_sql(inner: &str, i: usize, rls: &str, open: &str, replace: &[(String, St
             if n > 0 {
                 out.push_str(", ");
             }
-            let c = quoted_sql(c);
+            let c = ident(c);
             let _ = write!(out, "CASE WHEN \"__acl_open\" THEN {c} ELSE \"__acl_r{n}\" END AS {c}");
         }
         out.push(')');
@@ -145,32 +141,5 @@ fn open_sql(inner: &str, i: usize, rls: &str, open: &str, replace: &[(String, St
 
 /// Replaces `acl_claim('k')` in one policy expression.
 pub fn substitute_claims(view: &View<'_>, e: &mut Expr) -> Result<()> {
-    match e.visit(&mut Claims { view }) {
-        ControlFlow::Break(err) => Err(err),
-        ControlFlow::Continue(()) => Ok(()),
-    }
-}
-
-struct Claims<'v, 'p> {
-    view: &'v View<'p>,
-}
-
-impl VisitorMut for Claims<'_, '_> {
-    type Break = AclError;
-
-    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<AclError> {
-        let Expr::Function(f) = e else { return ControlFlow::Continue(()) };
-        if !is_acl_claim(f) {
-            return ControlFlow::Continue(());
-        }
-        let Some(name) = claim_name(f) else {
-            return ControlFlow::Break(AclError::internal("acl_claim without a literal name"));
-        };
-        let value = match self.view.claim(&name) {
-            Some(v) => Value::SingleQuotedString(v.to_string()),
-            None => Value::Null,
-        };
-        *e = Expr::value(value);
-        ControlFlow::Continue(())
-    }
+    crate::sqltext::substitute_claims(e, |k| view.claim(k))
 }

@@ -110,7 +110,7 @@ pub(super) fn union(roles: &[Flat]) -> UnionLayer {
 }
 
 fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+    crate::sqltext::ident(name)
 }
 
 /// `expr` with each column name replaced by that column's expression in `columns` (an earlier

@@ -230,9 +230,7 @@ fn render(blob: &str, template: &[Piece], slots: &[&str]) -> String {
                 };
                 let shown = lookup(blob, *kind, &name).unwrap_or("(hidden)");
                 if quoted {
-                    out.push('"');
-                    out.push_str(&shown.replace('"', "\"\""));
-                    out.push('"');
+                    crate::sqltext::push_ident(&mut out, shown);
                 } else {
                     out.push_str(shown);
                 }

@@ -9,6 +9,7 @@ use crate::error::{AclError, Result};
 use crate::policy::categories::sql_value_function;
 use crate::policy::functions::{Admission, FnKey, FnKind, FunctionPolicy, VirtualFunction};
 use crate::policy::{norm, Caps, ObjKey, Policy, DEFAULT_SCHEMA};
+use crate::sqltext::{quoted, quoted_name};
 use sqlparser::ast::{
     AccessExpr, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
     ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Visit, VisitMut, Visitor, VisitorMut,
@@ -122,12 +123,8 @@ fn idents(name: &ObjectName) -> Result<Vec<&Ident>> {
         .collect()
 }
 
-fn quoted(s: &str) -> Ident {
-    Ident::with_quote('"', s)
-}
-
 pub(super) fn qualified(key: &FnKey, name: &str) -> ObjectName {
-    ObjectName::from(vec![quoted(&key.db), quoted(&key.schema), quoted(name)])
+    quoted_name(&[&key.db, &key.schema, name])
 }
 
 impl<'p> Gate<'_, '_, 'p> {

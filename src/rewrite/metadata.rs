@@ -9,11 +9,11 @@
 //! principal, who cannot call `acl_*` itself, reaches the listing only this way. At bind time
 //! `acl_meta` re-derives the principal's view from the current policy (`listing_rows`) and binds
 //! each object's exposed query in the caller's context for its column types.
-use super::relations::quoted_sql;
 use super::Decision;
 use crate::authz::{ObjectType, Principal, View};
 use crate::error::{AclError, Result};
 use crate::policy::{norm, Policy, RelationKind};
+use crate::sqltext::ident;
 use sqlparser::ast::{
     Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, VisitMut,
     VisitorMut,
@@ -128,7 +128,7 @@ pub fn principal_from_arg(arg: &str) -> Result<Principal> {
 }
 
 fn sql_string(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+    crate::sqltext::literal(s)
 }
 
 /// The SQL that stands for metadata relation `name` under `view`, after taking its length from
@@ -308,7 +308,7 @@ pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Opti
     let Some(layers) = &o.layers else { return Ok(None) };
     Ok(Some(match (&o.relation.kind, layers.is_empty()) {
         (RelationKind::Table(p), true) => {
-            format!("SELECT * FROM {}.{}.{}", quoted_sql(&p.db), quoted_sql(&p.schema), quoted_sql(&p.name))
+            format!("SELECT * FROM {}.{}.{}", ident(&p.db), ident(&p.schema), ident(&p.name))
         }
         (kind, _) => crate::authz::slices::subquery(view, kind, layers)?.to_string(),
     }))
@@ -353,9 +353,9 @@ pub fn listing_rows(
         for (name, object_type) in found {
             let sql = format!(
                 "SELECT * FROM {}.{}.{}",
-                quoted_sql(&a.target.db),
-                quoted_sql(&a.target.schema),
-                quoted_sql(&name)
+                ident(&a.target.db),
+                ident(&a.target.schema),
+                ident(&name)
             );
             let cols = describe(&sql);
             let insertable = object_type == ObjectType::Table && a.caps.contains(crate::policy::Caps::INSERT);

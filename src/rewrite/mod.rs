@@ -41,11 +41,6 @@ pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};
 
-/// `"db"."schema"."name"` for a function key (what every admitted call is emitted as).
-pub fn qualified_name(key: &crate::policy::functions::FnKey, name: &str) -> sqlparser::ast::ObjectName {
-    functions::qualified(key, name)
-}
-
 use crate::authz::{Principal, View};
 use crate::error::{AclError, Result};
 use crate::policy::{PhysName, Policy};

@@ -13,9 +13,10 @@ use super::Decision;
 use crate::authz::View;
 use crate::error::{AclError, Result};
 use crate::policy::{norm, Caps, PhysName, RelationKind};
+use crate::sqltext::{quoted, quoted_name};
 use sqlparser::ast::{
     DescribeAlias,
-    FromTable, Ident, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
+    FromTable, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
     Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
 use std::collections::HashSet;
@@ -81,17 +82,8 @@ pub(super) fn parts(name: &ObjectName) -> Result<Vec<String>> {
         .collect()
 }
 
-/// An identifier in double quotes, for SQL built as text.
-pub(super) fn quoted_sql(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
-
-fn quoted(s: &str) -> Ident {
-    Ident::with_quote('"', s)
-}
-
 fn physical_name(p: &PhysName) -> ObjectName {
-    ObjectName::from(vec![quoted(&p.db), quoted(&p.schema), quoted(&p.name)])
+    quoted_name(&[&p.db, &p.schema, &p.name])
 }
 
 fn alias_as(name: &str) -> TableAlias {
@@ -387,7 +379,8 @@ impl Resolver<'_, '_, '_> {
                 let build = || crate::authz::slices::subquery(self.view, &resolved.relation.kind, &layers);
                 let subquery = match self.view.slice_cache {
                     Some((cache, who)) => {
-                        cache.get_or(self.view.policy.version, who, &resolved.key, &p, &mut self.decision.room, build)?
+                        let room = &mut self.decision.room;
+                        cache.get_or(self.view.policy.version, who, &resolved.key, |n| room.take_for_table(&p, n), build)?
                     }
                     None => {
                         let q = build()?;

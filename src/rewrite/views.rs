@@ -73,7 +73,7 @@ pub(super) fn prepare(
     // The body was judged with room of its own: it takes its printed size from the statement's.
     decision.room.take(sql.len())?;
     let args = GuardArgs { digest: digest(&sql), ..args };
-    let q = |s: &str| super::relations::quoted_sql(s);
+    let q = crate::sqltext::ident;
     let template = format!(
         "SELECT {qa}.* FROM {guard}('{name}', '{definer}', '{text}', {persistent}, '{digest}') AS {ga}, (SELECT 1) AS {qa}",
         qa = q(QUERY_ALIAS),

@@ -25,9 +25,9 @@ use crate::authz::View;
 use crate::error::{AclError, Result};
 use crate::faults::Faults;
 use crate::policy::functions::{FnBody, FnKind};
-use crate::sqltext::{acl_arg_index, claim_name, is_acl_claim};
+use crate::sqltext::{acl_arg_index, claim_value, is_acl_claim, quoted};
 use sqlparser::ast::{
-    CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
+    CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectName,
     Query, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableAliasColumnDef,
     TableFactor, Value, VisitMut, VisitorMut,
 };
@@ -60,10 +60,6 @@ struct Expand<'a, 'v> {
     done: Vec<bool>,
     /// Test-only fault: the arguments go into the body in place (the old behaviour).
     in_place_fault: bool,
-}
-
-fn quoted(s: &str) -> Ident {
-    Ident::with_quote('"', s)
 }
 
 fn alias_as(name: &str) -> TableAlias {
@@ -327,12 +323,11 @@ impl VisitorMut for Subst<'_, '_> {
                 Ok(e) => *expr = e,
                 Err(e) => return ControlFlow::Break(e),
             }
-        } else if is_acl_claim(f) {
-            let Some(name) = claim_name(f) else {
-                return ControlFlow::Break(AclError::internal("acl_claim without a literal name"));
-            };
-            let v = self.view.claim(&name).map_or(Value::Null, |c| Value::SingleQuotedString(c.to_string()));
-            *expr = Expr::value(v);
+        } else if let Some(value) = claim_value(f, |k| self.view.claim(k)) {
+            match value {
+                Ok(v) => *expr = v,
+                Err(e) => return ControlFlow::Break(e),
+            }
         }
         ControlFlow::Continue(())
     }

@@ -137,7 +137,7 @@ fn is_default_keyword(i: &Ident) -> bool {
 impl WriteSlice {
     fn outside(&self, verb: &str) -> Expr {
         let msg = format!("acl: a row written by {verb} is outside the principal's slice of {}", self.object);
-        parse_expr(&format!("error('{}')", msg.replace('\'', "''"))).expect("a literal call parses")
+        parse_expr(&format!("error({})", crate::sqltext::literal(&msg))).expect("a literal call parses")
     }
 
     /// The function names the predicate calls as written: the write check inlines it into the
@@ -295,7 +295,7 @@ impl WriteSlice {
         let Some(src) = source.take() else {
             return Err(AclError::refused(format!("INSERT … DEFAULT VALUES into {} is not supported", self.object)));
         };
-        let col_list = cols.iter().map(|c| super::relations::quoted_sql(c)).collect::<Vec<_>>().join(", ");
+        let col_list = cols.iter().map(|c| crate::sqltext::ident(c)).collect::<Vec<_>>().join(", ");
         let sql = format!(
             "SELECT * FROM (SELECT 1) AS \"__acl_new\" ({col_list}) WHERE CASE WHEN ({pred}) THEN true ELSE {} END",
             self.outside("INSERT")
