@@ -6,10 +6,11 @@
 mod apply;
 pub mod functions;
 mod issuer;
-pub mod slice;
+mod slice;
 mod parse;
 mod schemas;
 pub mod sources;
+pub mod validate;
 
 use crate::policy::{Caps, ObjKey, PhysName, Slice};
 use sqlparser::dialect::DuckDbDialect;

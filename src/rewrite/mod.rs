@@ -27,7 +27,6 @@ mod room;
 mod shapes;
 mod slices;
 mod types;
-mod validate;
 mod views;
 mod virtual_fns;
 mod writes;
@@ -249,7 +248,7 @@ pub fn batch(
                     return Err(AclError::refused("ACL ADMIN takes only management statements"));
                 }
                 let cmd = crate::admin::parse(s)?; // syntax errors now, not at execution
-                for check in validate::checks(policy, &cmd)? {
+                for check in crate::admin::validate::checks(policy, &cmd)? {
                     push(&mut sql, &check);
                     statements += 1;
                     checks.push(None);

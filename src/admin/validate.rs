@@ -3,14 +3,14 @@
 //! `SELECT * FROM (<the object as a principal would read it>) LIMIT 0` for every object the
 //! statement affects. If a predicate or mask does not bind against the object, DuckDB refuses
 //! that statement and `acl_exec` never runs: the policy is unchanged. Claims are NULL here.
-use crate::admin::Command;
+use super::Command;
 use crate::authz::{Layer, Principal, View};
 use crate::error::Result;
 use crate::policy::{Policy, Relation, RelationKind, Slice};
 use std::borrow::Cow;
 
 /// The checking statements to run before `cmd` (none for most commands).
-pub(super) fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
+pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
     let nobody = Principal { roles: Vec::new(), label: "the validation".into(), claims: Default::default() };
     let view = View::new(policy, &nobody)?;
     let check = |kind: &RelationKind, layers: Vec<Cow<'_, Slice>>| -> Result<String> {
