@@ -416,3 +416,7 @@ fn issuer_missing(iss: &str) -> AclError {
 fn lit(s: &str) -> String {
     crate::sqltext::literal(s)
 }
+
+#[cfg(test)]
+#[path = "issuer_tests.rs"]
+mod tests;

@@ -2,7 +2,7 @@
 //! signature once. Keyed by the SHA-256 of the token text (the token itself is never stored),
 //! tied to the policy version it was verified under, and valid until the token's `exp`.
 use super::verify;
-use crate::authz::Principal;
+use super::Principal;
 use crate::bounded::{texts, Bounded};
 use crate::error::Result;
 use crate::policy::Policy;

@@ -7,11 +7,12 @@
 //! reason, so no message ever carries the token or a claim from it.
 mod cache;
 pub mod keys;
+mod principal;
 
 pub use cache::TokenCache;
 pub use keys::IssuerKeys;
+pub use principal::Principal;
 
-use crate::authz::Principal;
 use crate::error::{AclError, Result};
 use crate::policy::{norm, Issuer, Policy};
 use jsonwebtoken::errors::{Error as JwtError, ErrorKind};
@@ -261,8 +262,6 @@ fn claim_lookup<'v>(claims: &'v Value, path: &str) -> Lookup<'v> {
 }
 
 #[cfg(test)]
-mod admin_tests;
+pub(crate) mod test_keys;
 #[cfg(test)]
-mod test_keys;
-#[cfg(test)]
-mod tests;
+pub(crate) mod tests;

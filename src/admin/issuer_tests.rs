@@ -1,8 +1,10 @@
 //! Tests of the issuer statements (src/admin/issuer.rs), driven through `admin::parse` and
 //! `admin::apply` as an operator types them, then checked against real tokens.
-use super::test_keys::*;
-use super::*;
+use crate::auth::test_keys::*;
+use crate::auth::*;
 use crate::admin::{apply, is_management, parse, Command, CreateMode, IssuerSpec, KeySource};
+use crate::error::{AclError, Result};
+use crate::policy::Policy;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::json;
 
