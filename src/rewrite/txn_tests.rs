@@ -2,7 +2,7 @@
 //! transaction belongs to (`owner`).
 use super::{batch, owner, Settings};
 use crate::prefix::{self, Prefix};
-use crate::state::State;
+use super::fixtures::State;
 
 fn state() -> State {
     let s = State::new();
