@@ -7,7 +7,7 @@ EXT_VERSION := $(shell sed -n 's/^version = "\(.*\)"/v\1/p' Cargo.toml | head -n
 STAGE2 := target/release/libacl.so
 EXT := build/release/acl.duckdb_extension
 
-.PHONY: all release faults venv test unit runner-selftest slt pytests demo bench clean
+.PHONY: all release faults venv test layers unit runner-selftest slt pytests demo bench clean
 
 all: release
 
@@ -71,6 +71,11 @@ $(VENV)/.ok: test/requirements.txt
 	$(PY) -m pip install --quiet -r test/requirements.txt
 	@touch $@
 
+# No import cycle between the crate's top-level modules and no import against their layer order
+# (specs/001-core-model.md, "Layers"); the checker's own cases first. Needs only python3.
+layers:
+	$(PYTHON) test/check_layers.py --selftest
+
 unit:
 	cargo test --locked --no-default-features --lib
 
@@ -88,7 +93,7 @@ pytests: venv release faults
 # The SQL logic tests run last so that their summary is the closing line. A short fuzz run of
 # every target (FUZZ_SECONDS each) is part of the suite; the runner's self-test runs before the
 # SQL tests it vouches for.
-test: unit runner-selftest fuzz-smoke pytests slt
+test: layers unit runner-selftest fuzz-smoke pytests slt
 
 demo: venv release
 	$(PY) test/demo.py --extension $(EXT)
