@@ -1,5 +1,5 @@
-//! The principal a statement runs as (moved from `authz`): `auth` makes one of a token,
-//! `Principal::role` one of a role name, and `authz` judges what it may do.
+//! The principal a statement runs as: `auth` makes one of a token, `Principal::role` one of a
+//! role name, and `authz` judges what it may do.
 /// Who a statement runs as, after the prefix was verified. Serialised (JSON) where a rewrite must
 /// name it to something DuckDB calls back later: a metadata listing, a view's guard.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -1,5 +1,5 @@
-//! Claims from a verified token over the roles' defaults, as a view sees them (moved from
-//! auth/tests.rs: `View` is authz's, below which `auth` stays).
+//! Claims from a verified token over the roles' defaults, as a view sees them (here rather than
+//! in auth/tests.rs, whose helpers they use: `auth` imports nothing of `authz`).
 use crate::auth::test_keys::*;
 use crate::auth::tests::{claims, issuer, policy_with, rs256, verify_at};
 use serde_json::json;

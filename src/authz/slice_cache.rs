@@ -1,5 +1,5 @@
-//! Sliced objects' subqueries kept across statements (moved from `rewrite/cache.rs`; spec 012
-//! "Memory": bounded in bytes as well as entries).
+//! Sliced objects' subqueries kept across statements, bounded in bytes as well as entries (spec
+//! 012, "Memory").
 use crate::bounded::Bounded;
 use crate::error::Result;
 use sqlparser::ast::Query;
@@ -13,6 +13,8 @@ pub(crate) const AST_PER_BYTE: usize = 64;
 /// A 41-column guarded subquery is ≈ 150 KB as a tree: ≈ 100 of them (per principal and object).
 const SLICES_BYTES: usize = 16 << 20;
 
+/// The subquery that stands for a sliced object, per policy version, principal and object: built
+/// from the policy's SQL pieces and parsed once, then cloned.
 pub struct SliceCache {
     entries: Bounded<(u64, String, crate::policy::ObjKey), Arc<Slice>>,
 }
