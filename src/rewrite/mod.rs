@@ -498,8 +498,6 @@ fn parse_error(e: ParserError) -> AclError {
 }
 
 #[cfg(test)]
-mod fixtures;
-#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod fn_tests;

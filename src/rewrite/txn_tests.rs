@@ -2,7 +2,7 @@
 //! transaction belongs to (`owner`).
 use super::{batch, owner, Settings};
 use crate::prefix::{self, Prefix};
-use super::fixtures::State;
+use crate::state::State;
 
 fn state() -> State {
     let s = State::new();

@@ -168,7 +168,7 @@ fn no_error_family_is_an_oracle_for_guessed_names() {
 /// errors), also one that names no table; the gateway's management batches have none.
 #[test]
 fn every_principal_batch_has_a_blob_and_management_none() {
-    let s = crate::rewrite::fixtures::State::new();
+    let s = crate::state::State::new();
     for stmt in [
         "CREATE VIRTUAL CATALOG hr",
         "CREATE VIRTUAL TABLE hr.pay AS secretdb.main.payroll_2024",

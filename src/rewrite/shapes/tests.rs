@@ -1,7 +1,7 @@
 use super::*;
 use crate::prefix;
 use crate::rewrite::{self, Settings};
-use crate::rewrite::fixtures::State;
+use crate::state::State;
 
 fn tokenize(q: &str) -> Vec<Token> {
     prefix::test_tokens(q)
