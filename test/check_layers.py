@@ -371,7 +371,8 @@ def check(src: Path, show_edges=False, out=print):
         out("import cycle between top-level modules: " + " <-> ".join(comp))
         for a in comp:
             for b in sorted(t for t in edges[a] if t in comp):
-                out(f"  {a} -> {b}:\n      {where(edges[a][b], src)}")
+                mark = " [against the layer order]" if against_order(a, b) else ""
+                out(f"  {a} -> {b}{mark}:\n      {where(edges[a][b], src, limit=3)}")
     for a in sorted(edges):
         for b in sorted(edges[a]):
             if not against_order(a, b):
