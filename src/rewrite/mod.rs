@@ -48,7 +48,7 @@ pub fn qualified_name(key: &crate::policy::functions::FnKey, name: &str) -> sqlp
 }
 
 use crate::authz::{Principal, View};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, StatementNotPermitted, Syntax};
 use crate::policy::{PhysName, Policy};
 use crate::prefix::{Batch, Prefix};
 use sqlparser::ast::Statement;
@@ -248,11 +248,11 @@ pub fn batch(
             // (nor will the policy store of later issues join one): refused inside an explicit
             // transaction, here and again when acl_exec runs (a statement prepared before).
             if settings.in_transaction {
-                return Err(AclError::refused(MANAGEMENT_IN_TRANSACTION));
+                return Err(StatementNotPermitted::ManagementInTransaction.into());
             }
             for s in &batch.statements {
                 if !crate::admin::is_management(s) {
-                    return Err(AclError::refused("ACL ADMIN takes only management statements"));
+                    return Err(StatementNotPermitted::AdminTakesManagementOnly.into());
                 }
                 let cmd = crate::admin::parse(s)?; // syntax errors now, not at execution
                 for check in validate::checks(policy, &cmd)? {
@@ -279,7 +279,7 @@ pub fn batch(
             // 0 means "no limit": a token that expired at the epoch still expires.
             expires = if exp == 0 { -1 } else { exp };
         }
-        Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
+        Prefix::Session(_) => return Err(StatementNotPermitted::Session.into()),
     }
     // A principal's batch always has a blob (its errors are all translated); management has none.
     let names = if reuse.is_some() { errors::names_blob(&mut names) } else { String::new() };
@@ -489,7 +489,7 @@ fn parse_one(sql: &str) -> Result<Statement> {
         .map_err(parse_error)?;
     match stmts.len() {
         1 => Ok(stmts.pop().expect("one statement")),
-        _ => Err(AclError::syntax("could not parse the statement as a single statement")),
+        _ => Err(Syntax::NotOneStatement.into()),
     }
 }
 
@@ -498,9 +498,9 @@ fn parse_error(e: ParserError) -> AclError {
     let msg = e.to_string();
     let at = msg.rfind(" at Line: ").map(|i| &msg[i + 1..]);
     match (e, at) {
-        (ParserError::RecursionLimitExceeded, _) => AclError::syntax("the statement is nested too deeply"),
-        (_, Some(at)) => AclError::syntax(format!("could not parse the statement ({at})")),
-        _ => AclError::syntax("could not parse the statement"),
+        (ParserError::RecursionLimitExceeded, _) => Syntax::TooDeep.into(),
+        (_, Some(at)) => Syntax::Statement { at: Some(at.to_string()) }.into(),
+        _ => Syntax::Statement { at: None }.into(),
     }
 }
 

@@ -8,7 +8,7 @@
 //! (before any policy SQL is inserted): every cast (`::`, CAST, TRY_CAST), typed literal, nested
 //! type (LIST/ARRAY/STRUCT/MAP/UNION elements), CREATE TABLE column and lambda parameter type,
 //! and the string arguments some functions read type names from (`make_type`, `from_json`, …).
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, TypeNotPermitted};
 use crate::policy::functions::HostFunctions;
 use sqlparser::ast::{
     ArrayElemTypeDef, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, MapBracketKind,
@@ -52,15 +52,15 @@ struct Gate<'h> {
 
 /// One message for every refused type: the name as written (last part only), nothing else.
 fn not_permitted(shown: &str) -> AclError {
-    AclError::refused(format!("type \"{shown}\" is not permitted (only DuckDB's built-in types can be named)"))
+    TypeNotPermitted::Named { name: shown.to_string() }.into()
 }
 
 fn unsupported() -> AclError {
-    AclError::refused("this form of type is not supported")
+    TypeNotPermitted::Form.into()
 }
 
 fn literal_needed(function: &str) -> AclError {
-    AclError::refused(format!("the types {function} reads must be written as a string literal"))
+    TypeNotPermitted::NotLiteral { function: function.to_string() }.into()
 }
 
 /// The kinds of string arguments that name types.

@@ -24,7 +24,7 @@
 //! change does not. A token principal's view is also refused after the token's `exp`.
 use super::{Decision, FnGate};
 use crate::authz::{Principal, View};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, Stale, Unsupported};
 use crate::policy::Policy;
 use sqlparser::ast::{CreateView, Ident, ObjectName, Query, SetExpr, Statement, TableFactor};
 use sqlparser::dialect::DuckDbDialect;
@@ -135,7 +135,7 @@ fn rewrite_body(
 ) -> Result<(Box<Query>, String, Decision)> {
     let mut stmt = super::parse_one(body)?;
     if !matches!(stmt, Statement::Query(_)) {
-        return Err(AclError::refused("a view's body must be a query"));
+        return Err(Unsupported::ViewBody.into());
     }
     let mut decision = Decision::default();
     super::rules(view, fns, &mut stmt, &mut decision, faults, persistent)?;
@@ -156,14 +156,11 @@ pub fn guard(
     now_unix: i64,
     skew_secs: u64,
 ) -> Result<()> {
-    let changed = || AclError::refused(format!("view {} was created under rights that have changed; create it again", args.name));
+    let changed = || AclError::StaleView { view: args.name.clone(), why: Stale::RightsChanged };
     let (principal, expires) = definer_from_arg(&args.definer)?;
     if let Some(exp) = expires {
         if exp.saturating_add(i64::try_from(skew_secs).unwrap_or(i64::MAX)) < now_unix {
-            return Err(AclError::refused(format!(
-                "view {} was created under a token that has expired; create it again",
-                args.name
-            )));
+            return Err(AclError::StaleView { view: args.name.clone(), why: Stale::TokenExpired });
         }
     }
     let who = super::who(&principal);

@@ -126,8 +126,8 @@ fn same_path(a: &[String], b: &[&str]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
 }
 
-fn outside(what: &str) -> AclError {
-    AclError::internal(format!("the second check found {what} outside the decision; the statement was refused"))
+fn outside(found: &'static str) -> AclError {
+    AclError::SecondCheck { found }
 }
 
 /// Compares one statement as DuckDB parsed it — `(kind, region, name parts)` in the walk's

@@ -1,7 +1,7 @@
 //! A virtual function's body as management checks it at CREATE, and the names reserved for the
 //! rewrite's own markers and helpers.
 use super::super::functions::acl_arg_index;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Invalid, Result, Unsupported};
 use sqlparser::ast::{Expr, Function, Ident, ObjectName, ObjectNamePart, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
 use std::ops::ControlFlow;
 
@@ -24,7 +24,7 @@ pub(crate) fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
         }
     }
     match sql.visit(&mut Idents) {
-        ControlFlow::Break(()) => Err(AclError::refused("names starting with \"__acl\" are reserved")),
+        ControlFlow::Break(()) => Err(Unsupported::ReservedName.into()),
         ControlFlow::Continue(()) => Ok(()),
     }
 }
@@ -33,7 +33,7 @@ pub(crate) fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
 /// match them (three quoted parts, or a quoted CTE of the body). Returns the highest `acl_arg`.
 /// A body may not use a reserved name (`__acl…`): it could forge a region or capture a helper.
 pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
-    check_reserved(body).map_err(|_| AclError::invalid("a virtual function body may not use names starting with \"__acl\""))?;
+    check_reserved(body).map_err(|_| AclError::from(Invalid::Rule("a virtual function body may not use names starting with \"__acl\"")))?;
     struct Norm {
         ctes: Vec<String>,
         /// The next relation is a table function's name, not a table.
@@ -57,7 +57,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
                 if let Some(n) = acl_arg_index(f) {
                     self.max_arg = self.max_arg.max(n);
                 } else if let Some(bad) = never_in_body(f) {
-                    self.err = Some(AclError::invalid(format!("function \"{bad}\" may not be used in a virtual function")));
+                    self.err = Some(Invalid::NotInVirtualFunction { name: bad.to_string() }.into());
                     return ControlFlow::Break(());
                 }
             }
@@ -69,10 +69,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
                 self.function_name = true;
                 if let Some(ObjectNamePart::Identifier(i)) = name.0.last() {
                     if super::super::never_callable(&i.value) {
-                        self.err = Some(AclError::invalid(format!(
-                            "function \"{}\" may not be used in a virtual function",
-                            i.value.to_lowercase()
-                        )));
+                        self.err = Some(Invalid::NotInVirtualFunction { name: i.value.to_lowercase() }.into());
                         return ControlFlow::Break(());
                     }
                 }
@@ -99,9 +96,9 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T) -> Result<usize> {
                     *name = ObjectName::from(parts.iter().map(|i| Ident::with_quote('"', &i.value)).collect::<Vec<_>>());
                 }
                 _ => {
-                    self.err = Some(AclError::invalid(
-                        "a virtual function body must name its tables as db.schema.table (or a CTE of the body)",
-                    ));
+                    self.err = Some(
+                        Invalid::Rule("a virtual function body must name its tables as db.schema.table (or a CTE of the body)").into(),
+                    );
                     return ControlFlow::Break(());
                 }
             }
