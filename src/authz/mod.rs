@@ -25,6 +25,9 @@ pub enum Layer<'p> {
 mod listing;
 pub use listing::{Aliased, Listed, Listing, ObjectType};
 
+pub mod grants;
+pub use grants::{Grant, GrantKind, Granted, Used};
+
 /// Who a statement runs as, after the prefix was verified. Serialised (JSON) where a rewrite must
 /// name it to something DuckDB calls back later: a metadata listing, a view's guard.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -4,7 +4,7 @@
 //! so a macro named like a built-in in the search path cannot capture the call. Calls of virtual
 //! functions are replaced by markers here and expanded after `relations` (see `virtual_fns`).
 use super::Decision;
-use crate::authz::{Principal, View};
+use crate::authz::{Granted, Principal, Used, View};
 use crate::error::{AclError, BadCall, FunctionNotPermitted, LacksCapability, On, Result, Unsupported};
 use crate::policy::categories::sql_value_function;
 use crate::policy::functions::{Admission, FnKey, FnKind, FunctionPolicy, VirtualFunction};
@@ -183,6 +183,7 @@ impl<'p> Gate<'_, '_, 'p> {
             }
             .into());
         }
+        crate::authz::grants::record(&mut self.decision.granted, &key, Caps::SELECT, self.view.grants(&key, Caps::SELECT));
         let marker = format!("{MARKER}{}", self.calls.len());
         self.calls.push(VirtualCall { key, kind, function: vf.clone() });
         Ok(ObjectName::from(vec![quoted(&marker)]))
@@ -220,11 +221,11 @@ impl<'p> Gate<'_, '_, 'p> {
         let lookup = parser_alias(&name, f);
         match self.resolve(&parts, lookup, FnKind::Scalar)? {
             Target::Host(key) => {
-                self.gate.admit(key, &name)?;
+                self.admit(key, &name)?;
                 self.emit(f, key, &name, lookup);
             }
             Target::Key(key) => {
-                self.gate.admit(&key, &name)?;
+                self.admit(&key, &name)?;
                 self.emit(f, &key, &name, lookup);
             }
             Target::Virtual(key, vf) => {
@@ -233,6 +234,16 @@ impl<'p> Gate<'_, '_, 'p> {
                 }
                 f.name = self.virtual_call(key, vf, FnKind::Scalar)?;
             }
+        }
+        Ok(())
+    }
+
+    /// The gate's admission of `key`, recorded once per key with the grants that admitted it.
+    fn admit(&mut self, key: &FnKey, shown: &str) -> Result<()> {
+        self.gate.admit(key, shown)?;
+        if !self.decision.granted.iter().any(|g| matches!(&g.used, Used::Function(k) if k == key)) {
+            let by = crate::authz::grants::function_grants(self.gate.fns, self.gate.roles.iter().copied(), key);
+            self.decision.granted.push(Granted { used: Used::Function(key.clone()), caps: Caps::SELECT, by });
         }
         Ok(())
     }
@@ -295,11 +306,11 @@ impl<'p> Gate<'_, '_, 'p> {
         let shown = parts.last().cloned().unwrap_or_default();
         *name = match self.resolve(&parts, &shown, FnKind::Table)? {
             Target::Host(key) => {
-                self.gate.admit(key, &shown)?;
+                self.admit(key, &shown)?;
                 qualified(key, &shown)
             }
             Target::Key(key) => {
-                self.gate.admit(&key, &shown)?;
+                self.admit(&key, &shown)?;
                 qualified(&key, &shown)
             }
             Target::Virtual(key, vf) => self.virtual_call(key, vf, FnKind::Table)?,

@@ -81,6 +81,8 @@ pub struct Decision {
     pub catalogs: Vec<String>,
     /// What the rules may still add before the batch passes `acl_max_rewrite_bytes`.
     pub room: Room,
+    /// For every object and function the statement uses, the grants that allowed it (`authz::grants`).
+    pub granted: Vec<crate::authz::Granted>,
 }
 
 /// `acl_max_rewrite_bytes` as a length.
@@ -427,7 +429,8 @@ fn statement_with_names(
     if let gate::Gate::Explain = gate {
         explain::require(view, &decision)?;
     }
-    let allowed = Allowed::rewritten(kind, &decision);
+    let mut allowed = Allowed::rewritten(kind, &decision);
+    allowed.granted = std::mem::take(&mut decision.granted);
     // Physical tables no rule mapped to a name of the principal's (a virtual function's body)
     // are reported as "(hidden)".
     let hidden = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
@@ -514,3 +517,5 @@ mod gate_tests;
 mod txn_tests;
 #[cfg(test)]
 mod view_tests;
+#[cfg(test)]
+mod grant_tests;

@@ -131,6 +131,7 @@ impl Resolver<'_, '_, '_> {
         }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
+        crate::authz::grants::record(&mut self.decision.granted, &resolved.key, needed, self.view.grants(&resolved.key, needed));
         let RelationKind::Table(phys) = &resolved.relation.kind else {
             return Err(ReadOnly::View { object: resolved.key.to_string() }.into());
         };
@@ -373,6 +374,8 @@ impl Resolver<'_, '_, '_> {
                 let resolved = self.view.resolve(&p)?;
                 self.view.require(&resolved, Caps::SELECT)?;
                 let layers = self.view.layers(&resolved, Caps::SELECT)?;
+                let by = self.view.grants(&resolved.key, Caps::SELECT);
+                crate::authz::grants::record(&mut self.decision.granted, &resolved.key, Caps::SELECT, by);
                 let alias = alias.take().unwrap_or_else(|| alias_as(&resolved.key.name));
                 if let (RelationKind::Table(phys), true) = (&resolved.relation.kind, layers.is_empty()) {
                     *name = physical_name(phys);

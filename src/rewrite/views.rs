@@ -106,7 +106,7 @@ pub(super) fn prepare(
     decision.trusted.push(&*cv.query as *const Query as usize);
     // The whole wrapper is trusted, so `body.trusted` is not needed; every other field joins the
     // decision (destructured, so a new field of `Decision` must be decided here).
-    let Decision { physical, ctes, trusted: _, table_functions, functions, regions, names, catalogs, room: _ } = body;
+    let Decision { physical, ctes, trusted: _, table_functions, functions, regions, names, catalogs, room: _, granted } = body;
     // The body's regions are numbered from 0 in its own text: they keep their numbers only while
     // the view statement itself has none (the guard is a table function, not a region).
     if !decision.regions.is_empty() {
@@ -118,6 +118,7 @@ pub(super) fn prepare(
     decision.table_functions.extend(table_functions);
     decision.functions.extend(functions);
     decision.names.extend(names);
+    decision.granted.extend(granted);
     decision.catalogs.extend(catalogs);
     decision.table_functions.push(ObjectName::from(GUARD_FN.map(Ident::new).to_vec()));
     Ok(())

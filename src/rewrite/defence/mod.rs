@@ -31,6 +31,9 @@ pub struct Allowed {
     /// The statement depends on the policy (a prepared copy is refused after a policy change);
     /// transaction control does not.
     pub versioned: bool,
+    /// Which grant allowed each use (the decision's record, kept with the rewrite for explain
+    /// and audit); not part of the check.
+    pub granted: Vec<crate::authz::Granted>,
 }
 
 /// What the shim reports, one entry per name (cpp/walk.cpp `RefKind`).
@@ -97,6 +100,7 @@ impl Allowed {
                 table_functions: d.table_functions.iter().map(parts).collect(),
             },
             regions: d.regions.clone(),
+            granted: Vec::new(), // moved in by the caller (`statement_with_names`)
             versioned: true,
         }
     }

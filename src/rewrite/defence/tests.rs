@@ -20,6 +20,7 @@ fn allowed() -> Allowed {
         },
         regions: Vec::new(),
         versioned: true,
+        granted: Vec::new(),
     }
 }
 
