@@ -1,7 +1,7 @@
 //! The statement gate (spec 005): EXPLAIN, temporary tables, CREATE/DROP in virtual schemas.
 use super::{statement, FnGate};
 use crate::authz::{Principal, View};
-use crate::error::{AclError, FunctionNotPermitted, NotGranted, StatementNotPermitted, TypeNotPermitted, Unsupported};
+use crate::error::{AclError, LacksCapability, On, FunctionNotPermitted, NotGranted, StatementNotPermitted, TypeNotPermitted, Unsupported};
 use crate::policy::{Caps, Catalog, CatalogGrant, PhysName, Policy, Relation, RelationKind, Role, VirtualSchema};
 
 fn grant(caps: Caps, main: bool) -> CatalogGrant {
@@ -94,12 +94,12 @@ fn explain_needs_explain_on_every_catalog_touched() {
         r#"EXPLAIN ANALYZE SELECT * FROM "lakedb"."raw"."events" AS "events""#,
     );
     rewrites_to("engineer", "EXPLAIN SELECT 1", "EXPLAIN SELECT 1");
-    refused("analyst", "EXPLAIN SELECT * FROM orders", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("analyst", "EXPLAIN SELECT 1", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("engineer", "EXPLAIN SELECT * FROM orders, hr.people", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("engineer", "EXPLAIN SELECT * FROM (SELECT * FROM hr.people) x", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("analyst", "EXPLAIN SELECT * FROM orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Catalog(on), .. }) if capabilities == &["explain"] && on == "sales"));
+    refused("analyst", "EXPLAIN SELECT 1", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Anything, .. }) if capabilities == &["explain"]));
+    refused("engineer", "EXPLAIN SELECT * FROM orders, hr.people", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Catalog(on), .. }) if capabilities == &["explain"] && on == "hr"));
+    refused("engineer", "EXPLAIN SELECT * FROM (SELECT * FROM hr.people) x", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Catalog(on), .. }) if capabilities == &["explain"] && on == "hr"));
     // the inner statement is checked as without EXPLAIN
-    refused("engineer", "EXPLAIN DELETE FROM orders", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("engineer", "EXPLAIN DELETE FROM orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["delete"] && on == "sales.orders"));
     refused("engineer", "EXPLAIN SELECT * FROM phys.main.orders", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     // only plain forms, and only of statements that are rewritten
     refused("engineer", "EXPLAIN (FORMAT json) SELECT 1", |e| matches!(e, AclError::Unsupported(Unsupported::Explain)));
@@ -153,9 +153,9 @@ fn temp_prefix_differs_by_roles_and_claims() {
 
 #[test]
 fn temp_needs_temp() {
-    refused("analyst", "CREATE TEMP TABLE scratch (a INT)", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("analyst", "CREATE TABLE temp.scratch (a INT)", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("analyst", "CREATE TEMP VIEW v AS SELECT 1", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("analyst", "CREATE TEMP TABLE scratch (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::TempTables, .. }) if capabilities == &["temp"]));
+    refused("analyst", "CREATE TABLE temp.scratch (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::TempTables, .. }) if capabilities == &["temp"]));
+    refused("analyst", "CREATE TEMP VIEW v AS SELECT 1", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::TempTables, .. }) if capabilities == &["temp"]));
     // without temp, temp.t is a name like any other: not granted
     refused("analyst", "SELECT * FROM temp.scratch", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     refused("analyst", "DROP TABLE temp.scratch", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
@@ -181,14 +181,14 @@ fn create_and_drop_in_a_virtual_schema() {
     // names in the virtual schema resolve live, RENAME form, with the schema grant's caps
     rewrites_to("engineer", "INSERT INTO lake.t VALUES (1)", r#"INSERT INTO "lakedb"."raw"."t" VALUES (1)"#);
     rewrites_to("lakereader", "SELECT * FROM sales.lake.anything", r#"SELECT * FROM "lakedb"."raw"."anything" AS "anything""#);
-    refused("lakereader", "DELETE FROM sales.lake.anything", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("lakereader", "DELETE FROM sales.lake.anything", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["delete"] && on == "sales.lake.anything"));
 }
 
 #[test]
 fn create_and_drop_are_refused_without_their_capability() {
-    refused("lakereader", "CREATE TABLE sales.lake.t (a INT)", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("lakereader", "DROP TABLE sales.lake.t", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("lakereader", "CREATE OR REPLACE TABLE sales.lake.t (a INT)", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("lakereader", "CREATE TABLE sales.lake.t (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["create"] && on == "sales.lake"));
+    refused("lakereader", "DROP TABLE sales.lake.t", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["drop"] && on == "sales.lake"));
+    refused("lakereader", "CREATE OR REPLACE TABLE sales.lake.t (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["create", "drop"] && on == "sales.lake"));
     // not in a virtual schema: a listed object, the catalog's main schema, another catalog
     refused("engineer", "CREATE TABLE sales.t (a INT)", |e| matches!(e, AclError::NotGranted(NotGranted::Schema { .. })));
     refused("engineer", "DROP TABLE orders", |e| matches!(e, AclError::NotGranted(NotGranted::Schema { .. })));
@@ -198,7 +198,7 @@ fn create_and_drop_are_refused_without_their_capability() {
     refused("engineer", "CREATE TABLE phys.main.t AS SELECT 1", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     // the AS SELECT part reads only what the principal may read
     refused("engineer", "CREATE TABLE sales.lake.t AS SELECT * FROM lakedb.raw.x", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
-    refused("lakereader", "CREATE VIEW sales.lake.v AS SELECT * FROM sales.orders", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("lakereader", "CREATE VIEW sales.lake.v AS SELECT * FROM sales.orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["create"] && on == "sales.lake"));
     // a view other principals may read must not read this principal's temporary tables
     refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM temp.scratch", |e| matches!(e, AclError::Unsupported(Unsupported::PersistentViewOfTemp)));
     refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM orders, scratch", |e| matches!(e, AclError::Unsupported(Unsupported::PersistentViewOfTemp)));

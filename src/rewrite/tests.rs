@@ -1,7 +1,7 @@
 //! `rewrites_to(principal, sql, expected)` tests for the rules, over a small policy built here.
 use super::{statement, FnGate};
 use crate::authz::{Principal, View};
-use crate::error::{AclError, FunctionNotPermitted, NotGranted, StatementNotPermitted, Syntax, Unresolved, Unsupported};
+use crate::error::{AclError, LacksCapability, On, FunctionNotPermitted, NotGranted, StatementNotPermitted, Syntax, Unresolved, Unsupported};
 use crate::policy::{Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, PhysName, Policy, Relation, RelationKind, Role};
 
 fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str, &str)) {
@@ -132,12 +132,12 @@ fn dml_targets_need_their_verb() {
         "MERGE INTO orders t USING eu.orders s ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.amount)",
         r#"MERGE INTO "phys"."main"."orders" t USING "phys"."eu"."orders" s ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.amount)"#,
     );
-    refused("analyst", "DELETE FROM orders", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("analyst", "INSERT INTO orders VALUES (1)", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("analyst", "UPDATE orders SET a = 1", |e| matches!(e, AclError::LacksCapability(_)));
-    refused("analyst", "MERGE INTO orders USING items ON true WHEN MATCHED THEN DELETE", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("analyst", "DELETE FROM orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["delete"] && on == "sales.orders"));
+    refused("analyst", "INSERT INTO orders VALUES (1)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["insert"] && on == "sales.orders"));
+    refused("analyst", "UPDATE orders SET a = 1", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["update"] && on == "sales.orders"));
+    refused("analyst", "MERGE INTO orders USING items ON true WHEN MATCHED THEN DELETE", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["merge"] && on == "sales.orders"));
     // the object grant narrows the catalog grant: items allows select and insert only
-    refused("clerk", "DELETE FROM items", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("clerk", "DELETE FROM items", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["delete"] && on == "sales.items"));
     rewrites_to("clerk", "INSERT INTO items VALUES (1)", r#"INSERT INTO "phys"."main"."order_items" VALUES (1)"#);
 }
 
@@ -330,7 +330,7 @@ fn describe_shows_the_virtual_shape() {
     rewrites_to("analyst", "DESCRIBE items", r#"DESCRIBE SELECT * FROM "phys"."main"."order_items" AS "items""#);
     rewrites_to("analyst", "DESCRIBE SELECT id FROM orders", r#"DESCRIBE SELECT id FROM "phys"."main"."orders" AS "orders""#);
     refused("analyst", "DESCRIBE phys.main.orders", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
-    refused("analyst", "EXPLAIN SELECT * FROM orders", |e| matches!(e, AclError::LacksCapability(_)));
+    refused("analyst", "EXPLAIN SELECT * FROM orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Catalog(on), .. }) if capabilities == &["explain"] && on == "sales"));
 }
 
 #[test]
