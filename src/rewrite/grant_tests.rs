@@ -104,6 +104,13 @@ fn of_two_roles_the_one_that_gave_the_capability_is_named() {
     let orders = of(&g, &key("sales", "main", "orders"));
     assert_eq!(orders.caps, Caps::INSERT.union(Caps::SELECT));
     assert_eq!(orders.by, vec![by(1, GrantKind::Catalog), by(0, GrantKind::Catalog)]);
+
+    // INSERT … RETURNING needs insert and select in one use: analyst, holding only select, did
+    // not allow it.
+    let g = granted(&p, &who, "INSERT INTO orders VALUES (1) RETURNING *");
+    let orders = of(&g, &key("sales", "main", "orders"));
+    assert_eq!(orders.caps, Caps::INSERT.union(Caps::SELECT));
+    assert_eq!(orders.by, vec![by(1, GrantKind::Catalog)]);
 }
 
 #[test]
