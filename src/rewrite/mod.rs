@@ -288,7 +288,8 @@ pub fn batch(
     Ok(Output { sql, statements, names, checks, version: policy.version, expires, reuse, principal })
 }
 
-/// The refusal of a management statement inside an explicit transaction (also `acl_exec`'s).
+/// The text of `StatementNotPermitted::ManagementInTransaction`, the refusal of a management
+/// statement inside an explicit transaction (also `acl_exec`'s).
 pub const MANAGEMENT_IN_TRANSACTION: &str = "management statements run in their own transaction; COMMIT or ROLLBACK first";
 
 /// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
