@@ -56,11 +56,21 @@ fn rewrites_to(role: &str, sql: &str, expected: &str) {
 }
 
 #[track_caller]
-fn refused(role: &str, sql: &str, expected: fn(&AclError) -> bool) {
+fn refused(role: &str, sql: &str, expected: impl Fn(&AclError) -> bool) {
     let err = run(role, sql).unwrap_err();
     assert!(expected(&err), "{sql}: {err:?}");
     let err = err.to_string();
     assert!(!err.contains("phys") && !err.contains("hrdb"), "refusal names a physical object: {err}");
+}
+
+/// The function gate refused `name`, as the principal wrote it.
+fn not_permitted(name: &'static str) -> impl Fn(&AclError) -> bool {
+    move |e| matches!(e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { name: n }) if n == name)
+}
+
+/// The one refusal for an unknown, physical or ungranted table, naming `name` as written.
+fn not_granted(name: &'static str) -> impl Fn(&AclError) -> bool {
+    move |e| matches!(e, AclError::NotGranted(NotGranted::Table { name: n }) if n == name)
 }
 
 #[test]
@@ -95,7 +105,7 @@ fn ctes_shadow_catalog_names() {
         r#"WITH "__acl_cte1_a" AS (SELECT 1 AS x), "__acl_cte2_b" AS (SELECT * FROM "__acl_cte1_a" AS "a") SELECT * FROM "__acl_cte2_b" AS "b" WHERE x IN (SELECT x FROM "__acl_cte1_a" AS "a")"#,
     );
     // an earlier CTE does not see a later one: `b` inside `a` is a catalog name
-    refused("analyst", "WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a", |e| matches!(e, AclError::NotGranted(NotGranted::Table { .. })));
+    refused("analyst", "WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a", not_granted("b"));
     // a CTE is not visible outside its query
     refused("analyst", "SELECT * FROM (WITH t AS (SELECT 1) SELECT * FROM t) x, t", |e| matches!(e, AclError::NotGranted(NotGranted::Table { .. })));
 }
@@ -167,11 +177,11 @@ fn physical_and_ungranted_names_are_refused_without_naming_them() {
     refused("analyst", "SELECT * FROM phys.main.orders", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     refused("analyst", "SELECT * FROM \"phys\".\"main\".\"orders\"", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     refused("analyst", "SELECT * FROM hr.people", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
-    refused("analyst", "SELECT * FROM nosuch", |e| matches!(e, AclError::NotGranted(NotGranted::Table { .. })));
-    refused("analyst", "SELECT * FROM read_csv('/etc/passwd')", |e| matches!(e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { .. })));
-    refused("analyst", "SELECT * FROM query('SELECT 1')", |e| matches!(e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { .. })));
+    refused("analyst", "SELECT * FROM nosuch", not_granted("nosuch"));
+    refused("analyst", "SELECT * FROM read_csv('/etc/passwd')", not_permitted("read_csv"));
+    refused("analyst", "SELECT * FROM query('SELECT 1')", not_permitted("query"));
     refused("analyst", "SELECT acl_exec('x')", |e| matches!(e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { .. })));
-    refused("analyst", "SELECT phys.main.f(1)", |e| matches!(e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { .. })));
+    refused("analyst", "SELECT phys.main.f(1)", not_permitted("f"));
     refused("analyst", "TABLE orders", |e| matches!(e, AclError::Syntax(Syntax::Statement { .. })));
     refused("analyst", "SELECT * INTO t2 FROM orders", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::SelectInto)));
     refused("nobody", "SELECT 1", |e| matches!(e, AclError::NotGranted(NotGranted::Role { .. })));
