@@ -2,7 +2,7 @@
 //!
 //! Statement boundaries come from DuckDB's own tokenizer (handed over by the shim), so quotes,
 //! `$$` strings, `E''` escapes and comments split exactly as DuckDB splits them.
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, Syntax};
 
 /// DuckDB's `SimplifiedTokenType`, in its declaration order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,20 +104,20 @@ pub fn split<'q>(query: &'q str, tokens: &[Token]) -> Result<Option<Batch<'q>>> 
     };
     let statements = split_statements(query, tokens, body_from);
     if statements.is_empty() {
-        return Err(AclError::syntax("nothing to run after the ACL prefix"));
+        return Err(Syntax::NothingAfterPrefix.into());
     }
     Ok(Some(Batch { prefix, statements }))
 }
 
 fn missing_kind() -> AclError {
-    AclError::syntax("expected ROLE \"<role>\", TOKEN '<jwt>', SESSION '<handle>' or ADMIN after ACL")
+    Syntax::PrefixKind.into()
 }
 
 fn missing_arg(kind: &str) -> AclError {
     match kind {
-        "ROLE" => AclError::syntax("expected a role name after ACL ROLE"),
-        "TOKEN" => AclError::syntax("expected a quoted token after ACL TOKEN"),
-        _ => AclError::syntax("expected a quoted handle after ACL SESSION"),
+        "ROLE" => Syntax::PrefixRole.into(),
+        "TOKEN" => Syntax::PrefixToken.into(),
+        _ => Syntax::PrefixSession.into(),
     }
 }
 
@@ -167,7 +167,7 @@ fn unquote_string(s: &str) -> Result<String> {
     s.strip_prefix('\'')
         .and_then(|r| r.strip_suffix('\''))
         .map(|inner| inner.replace("''", "'"))
-        .ok_or_else(|| AclError::syntax("expected a plain single-quoted string"))
+        .ok_or_else(|| Syntax::PlainString.into())
 }
 
 /// A stand-in for DuckDB's tokenizer, good enough for the unit tests (the SQL tests use the

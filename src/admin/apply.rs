@@ -1,7 +1,7 @@
 //! Applying a management command to the policy. Each arm validates before it mutates, so a
 //! failed command normally leaves the policy untouched (the caller also works on a clone).
 use super::{functions, issuer, schemas, Command, CreateMode, ObjectWord};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Invalid, Noun, Result};
 use crate::policy::{
     Slice,
     Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, Policy, Relation, RelationKind, Role,
@@ -94,13 +94,11 @@ fn create_catalog(
     let status = format!("CREATE VIRTUAL CATALOG {}", q(name));
     if name == "temp" {
         // Under a principal `temp.t` names the principal's own temporary table (spec 005).
-        return Err(AclError::invalid("the catalog name \"temp\" is reserved for temporary tables"));
+        return Err(Invalid::Rule("the catalog name \"temp\" is reserved for temporary tables").into());
     }
     let exists = p.catalogs.contains_key(name);
     match (exists, mode) {
-        (true, CreateMode::Create) => Err(AclError::invalid(format!(
-            "virtual catalog \"{name}\" already exists"
-        ))),
+        (true, CreateMode::Create) => Err(Invalid::Exists { noun: Noun::Catalog, name: name.to_string() }.into()),
         (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
         _ => {
             // OR REPLACE replaces the catalog as a whole, like replacing a schema: the new one is
@@ -130,9 +128,7 @@ fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> R
     };
     let n = cat.objects.len() + cat.schemas.len() + functions::functions_in(p, name);
     if n > 0 && !cascade {
-        return Err(AclError::invalid(format!(
-            "virtual catalog \"{name}\" is not empty (use CASCADE)"
-        )));
+        return Err(Invalid::NotEmpty { name: name.to_string() }.into());
     }
     p.catalogs.remove(name);
     functions::forget_catalog(p, name);
@@ -159,10 +155,7 @@ fn create_table(p: &mut Policy, key: &ObjKey, rel: Relation, mode: CreateMode) -
     let slot = (key.schema.clone(), key.name.clone());
     let exists = cat.objects.contains_key(&slot);
     match (exists, mode) {
-        (true, CreateMode::Create) => Err(AclError::invalid(format!(
-            "virtual {} \"{key}\" already exists",
-            word.to_lowercase()
-        ))),
+        (true, CreateMode::Create) => Err(Invalid::Exists { noun: if word == "VIEW" { Noun::View } else { Noun::Table }, name: key.to_string() }.into()),
         (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
         _ => {
             // Replacing a table's definition keeps the grants on its name, as CREATE OR REPLACE
@@ -194,7 +187,7 @@ pub(super) fn create_role(p: &mut Policy, name: &str, mode: CreateMode) -> Resul
     let exists = p.roles.contains_key(name);
     match (exists, mode) {
         (true, CreateMode::Create) => {
-            Err(AclError::invalid(format!("role \"{name}\" already exists")))
+            Err(Invalid::Exists { noun: Noun::Role, name: name.to_string() }.into())
         }
         (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
         _ => {
@@ -259,9 +252,7 @@ fn grant_object(
             .into_iter()
             .find(|n| Caps::parse_one(n).is_ok_and(|x| !Caps::DATA.contains(x)));
         let extra = extra.unwrap_or("?");
-        return Err(AclError::invalid(format!(
-            "capability {extra} can only be granted on a catalog"
-        )));
+        return Err(Invalid::CatalogOnly { capability: extra.to_string() }.into());
     }
     require_relation(p, key, word)?;
     super::slice::check_masks(p, role, &key.catalog, Some(key), slice)?;
@@ -331,20 +322,20 @@ pub(super) fn missing(if_exists: bool, status: String, err: impl FnOnce() -> Acl
 }
 
 fn catalog_missing(name: &str) -> AclError {
-    AclError::invalid(format!("virtual catalog \"{name}\" does not exist"))
+    Invalid::Missing { noun: Noun::Catalog, name: name.to_string() }.into()
 }
 
 pub(super) fn role_missing(name: &str) -> AclError {
-    AclError::invalid(format!("role \"{name}\" does not exist"))
+    Invalid::Missing { noun: Noun::Role, name: name.to_string() }.into()
 }
 
 fn object_missing(key: &ObjKey, word: ObjectWord) -> AclError {
     let noun = match word {
-        ObjectWord::Table => "virtual table",
-        ObjectWord::View => "virtual view",
-        ObjectWord::Object => "virtual object",
+        ObjectWord::Table => Noun::Table,
+        ObjectWord::View => Noun::View,
+        ObjectWord::Object => Noun::Object,
     };
-    AclError::invalid(format!("{noun} \"{key}\" does not exist"))
+    Invalid::Missing { noun, name: key.to_string() }.into()
 }
 
 /// A name for a status line, quoted only when it would not read back as the same identifier.

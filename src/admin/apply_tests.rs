@@ -20,7 +20,7 @@ fn invalid(p: &mut Policy, sql: &str) -> String {
                 p.version, before,
                 "{sql}: a failed command bumped the version"
             );
-            m
+            m.to_string()
         }
         other => panic!("{sql}: expected an invalid error, got {other:?}"),
     }
@@ -437,9 +437,7 @@ fn object_grants_refuse_catalog_capabilities_when_built_in_code() {
     };
     assert_eq!(
         apply(&mut p, &cmd),
-        Err(AclError::invalid(
-            "capability secrets can only be granted on a catalog"
-        ))
+        Err(AclError::Invalid(crate::error::Invalid::CatalogOnly { capability: "secrets".into() }))
     );
 }
 

@@ -12,9 +12,9 @@
 //! DROP VIRTUAL TABLE FUNCTION|SCALAR [IF EXISTS] c.[s.]f
 //! ```
 use super::apply::{missing, q, role_missing, SKIPPED_EXISTS};
-use super::parse::{P, PREFIX};
+use super::parse::P;
 use super::{Command, CreateMode};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Duplicate, Invalid, Management, Noun, Result};
 use crate::policy::functions::{
     Access, Class, FnBody, FnCategory, FnKind, FnName, FnTarget, Grantee, VirtualFunction, SYSTEM_DB,
 };
@@ -126,7 +126,7 @@ impl P<'_> {
         match parts.as_slice() {
             [n] => Ok(FnName { qualifier: None, name: n.clone() }),
             [d, s, n] => Ok(FnName { qualifier: Some((d.clone(), s.clone())), name: n.clone() }),
-            _ => Err(AclError::invalid("a function is named as name or db.schema.name")),
+            _ => Err(Invalid::Rule("a function is named as name or db.schema.name").into()),
         }
     }
 
@@ -152,11 +152,7 @@ impl P<'_> {
                 }
             };
             if max_arg > params.len() {
-                return Err(AclError::invalid(format!(
-                    "acl_arg({max_arg}) refers past the {} declared parameter{}",
-                    params.len(),
-                    if params.len() == 1 { "" } else { "s" }
-                )));
+                return Err(Invalid::ArgumentPastParameters { arg: max_arg, params: params.len() }.into());
             }
             let text = match &body {
                 FnBody::Query(q) => q.to_string(),
@@ -192,7 +188,7 @@ impl P<'_> {
             let t = self.p.parse_data_type().map_err(|_| self.syntax_err("a parameter type"))?;
             let name = norm(&name.value);
             if out.iter().any(|(n, _)| *n == name) {
-                return Err(AclError::invalid(format!("parameter \"{name}\" is declared twice")));
+                return Err(Duplicate::Parameter(name).into());
             }
             out.push((name, t));
             if !self.p.consume_token(&Token::Comma) {
@@ -215,7 +211,7 @@ impl P<'_> {
     fn syntax_err(&self, expected: &str) -> AclError {
         match self.err::<()>(expected) {
             Err(e) => e,
-            Ok(()) => AclError::syntax(PREFIX),
+            Ok(()) => Management::Bare.into(),
         }
     }
 }
@@ -253,10 +249,10 @@ pub(super) fn apply(p: &mut Policy, cmd: &FnCommand) -> Result<String> {
             let existing = p.functions.categories.get(name);
             match (existing, mode) {
                 (Some(c), _) if c.shipped.is_some() && *mode != CreateMode::IfNotExists => {
-                    Err(AclError::invalid(format!("function category \"{name}\" is shipped and cannot be replaced")))
+                    Err(Invalid::Shipped { name: name.clone(), dropped: false }.into())
                 }
                 (Some(_), CreateMode::Create) => {
-                    Err(AclError::invalid(format!("function category \"{name}\" already exists")))
+                    Err(Invalid::Exists { noun: Noun::Category, name: name.clone() }.into())
                 }
                 (Some(_), CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
                 (existing, _) => {
@@ -271,7 +267,7 @@ pub(super) fn apply(p: &mut Policy, cmd: &FnCommand) -> Result<String> {
             match p.functions.categories.get(name) {
                 None => missing(*if_exists, status, || category_missing(name)),
                 Some(c) if c.shipped.is_some() => {
-                    Err(AclError::invalid(format!("function category \"{name}\" is shipped and cannot be dropped")))
+                    Err(Invalid::Shipped { name: name.clone(), dropped: true }.into())
                 }
                 Some(_) => {
                     p.functions.categories.remove(name);
@@ -333,7 +329,7 @@ pub(super) fn apply(p: &mut Policy, cmd: &FnCommand) -> Result<String> {
             let vkey = (key.catalog.clone(), key.schema.clone(), key.name.clone(), *kind);
             if p.functions.virtuals.remove(&vkey).is_none() {
                 return missing(*if_exists, status, || {
-                    AclError::invalid(format!("virtual {} \"{key}\" does not exist", kind_word(*kind)))
+                    Invalid::Missing { noun: kind_word(*kind), name: key.to_string() }.into()
                 });
             }
             // Object grants name the key; keep them while a table or the other kind still uses it.
@@ -364,7 +360,7 @@ fn create_virtual(p: &mut Policy, key: &ObjKey, kind: FnKind, f: &VirtualFunctio
     let exists = p.functions.virtuals.contains_key(&vkey);
     match (exists, mode) {
         (true, CreateMode::Create) => {
-            Err(AclError::invalid(format!("virtual {} \"{key}\" already exists", kind_word(kind))))
+            Err(Invalid::Exists { noun: kind_word(kind), name: key.to_string() }.into())
         }
         (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
         _ => {
@@ -386,27 +382,24 @@ fn qualify_alias(p: &Policy, name: &ObjectName, kind: FnKind) -> Result<ObjectNa
         .collect();
     let last = parts.last().cloned().unwrap_or_default();
     if never_callable(&last) {
-        return Err(AclError::invalid(format!("function \"{last}\" is never callable and cannot be aliased")));
+        return Err(Invalid::NeverCallable { name: last, alias: true }.into());
     }
     if parts.len() == 3 {
         return Ok(name.clone());
     }
     match p.functions.host.resolve(&last, kind) {
         Some(f) if f.class != Class::Never => Ok(crate::sqltext::quoted_name(&[&f.key.db, &f.key.schema, &f.key.name])),
-        Some(_) => Err(AclError::invalid(format!("function \"{last}\" is never callable and cannot be aliased"))),
-        None => Err(AclError::invalid(format!("\"{last}\" is not a built-in {} function", kind.sql()))),
+        Some(_) => Err(Invalid::NeverCallable { name: last, alias: true }.into()),
+        None => Err(Invalid::NotBuiltinOfKind { name: last, kind: kind.sql() }.into()),
     }
 }
 
 fn check_function(p: &Policy, f: &FnName) -> Result<()> {
     if never_callable(&f.name) {
-        return Err(AclError::invalid(format!("function \"{}\" is never callable", f.name)));
+        return Err(Invalid::NeverCallable { name: f.name.clone(), alias: false }.into());
     }
     if f.qualifier.is_none() && p.functions.host.named(&f.name).all(|h| h.key.db != SYSTEM_DB) {
-        return Err(AclError::invalid(format!(
-            "\"{}\" is not a built-in function; name other functions as db.schema.name",
-            f.name
-        )));
+        return Err(Invalid::NotBuiltin { name: f.name.clone() }.into());
     }
     Ok(())
 }
@@ -437,19 +430,19 @@ fn show_key(k: &ObjKey) -> String {
     k.to_string()
 }
 
-fn kind_word(kind: FnKind) -> &'static str {
+fn kind_word(kind: FnKind) -> Noun {
     match kind {
-        FnKind::Scalar => "scalar",
-        FnKind::Table => "table function",
+        FnKind::Scalar => Noun::ScalarFunction,
+        FnKind::Table => Noun::TableFunction,
     }
 }
 
 fn category_missing(name: &str) -> AclError {
-    AclError::invalid(format!("function category \"{name}\" does not exist"))
+    Invalid::Missing { noun: Noun::Category, name: name.to_string() }.into()
 }
 
 fn catalog_missing(name: &str) -> AclError {
-    AclError::invalid(format!("virtual catalog \"{name}\" does not exist"))
+    Invalid::Missing { noun: Noun::Catalog, name: name.to_string() }.into()
 }
 
 /// Is there a virtual function (either kind) under this key?

@@ -3,9 +3,9 @@
 //! clause of `CREATE ROLE`. Parsing extends `parse::P`; applying follows `apply`'s rules.
 //! Tests: src/auth/admin_tests.rs (they go on to verify tokens against what they set up).
 use super::apply::{create_role, missing, q, role_missing, SKIPPED_EXISTS};
-use super::parse::{P, PREFIX};
+use super::parse::P;
 use super::{Command, CreateMode};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Duplicate, Invalid, Management, Noun, Result};
 use crate::policy::{Issuer, Policy};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
@@ -47,9 +47,9 @@ impl<'a> P<'a> {
         yes
     }
 
-    fn once<T>(&self, slot: &Option<T>, clause: &str) -> Result<()> {
+    fn once<T>(&self, slot: &Option<T>, clause: &'static str) -> Result<()> {
         match slot {
-            Some(_) => Err(AclError::syntax(format!("{PREFIX}: {clause} given twice"))),
+            Some(_) => Err(Management::Twice { clause }.into()),
             None => Ok(()),
         }
     }
@@ -87,9 +87,7 @@ impl<'a> P<'a> {
     fn path(&mut self, what: &str) -> Result<String> {
         let s = self.string(what)?;
         if s.split('.').any(str::is_empty) {
-            return Err(AclError::invalid(format!(
-                "claim path \"{s}\" has an empty segment"
-            )));
+            return Err(Invalid::ClaimPath { path: s }.into());
         }
         Ok(s)
     }
@@ -99,16 +97,14 @@ impl<'a> P<'a> {
         let mode = self.create_mode(or_replace)?;
         let iss = self.string("the issuer as a string ('https://…')")?;
         if iss.is_empty() {
-            return Err(AclError::invalid("the issuer must not be empty"));
+            return Err(Invalid::Rule("the issuer must not be empty").into());
         }
         self.expect_kw(Keyword::KEYS, "KEYS")?;
         let keys = if self.kw(Keyword::FROM) {
             let path = self.string("a file path after KEYS FROM")?;
             let lower = path.trim_start().to_ascii_lowercase();
             if lower.starts_with("http://") || lower.starts_with("https://") {
-                return Err(AclError::invalid(
-                    "KEYS FROM a URL is not supported offline; pass the JWKS inline",
-                ));
+                return Err(Invalid::Rule("KEYS FROM a URL is not supported offline; pass the JWKS inline").into());
             }
             KeySource::File(path)
         } else {
@@ -158,7 +154,7 @@ impl<'a> P<'a> {
                     }
                     let name = self.one_part("a claim name")?;
                     if v.iter().any(|(_, n)| *n == name) {
-                        return Err(AclError::invalid(format!("claim {name} is mapped twice")));
+                        return Err(Duplicate::ClaimMapped(name).into());
                     }
                     v.push((path, name));
                     if !self.more()? {
@@ -242,7 +238,7 @@ impl<'a> P<'a> {
             };
             self.p.next_token();
             if claims.insert(key.clone(), value).is_some() {
-                return Err(AclError::invalid(format!("claim {key} is given twice")));
+                return Err(Duplicate::Claim(key).into());
             }
             if !self.more()? {
                 break;
@@ -278,14 +274,14 @@ fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
         claim_map: spec.claim_map.clone(),
     };
     crate::auth::IssuerKeys::parse(&issuer).map_err(|e| match e {
-        AclError::Invalid(m) => AclError::invalid(format!("issuer \"{}\": {m}", spec.iss)),
+        AclError::Invalid(m) => Invalid::Issuer { iss: spec.iss.clone(), problem: Box::new(m) }.into(),
         other => other,
     })?;
     Ok(issuer)
 }
 
 fn read_keys_file(path: &str) -> Result<String> {
-    let fail = |why: &str| AclError::invalid(format!("cannot read keys file \"{path}\": {why}"));
+    let fail = |why: &str| AclError::from(Invalid::KeysFile { path: path.to_string(), why: why.to_string() });
     let meta = std::fs::metadata(path).map_err(|e| fail(&e.kind().to_string().to_lowercase()))?;
     if !meta.is_file() || meta.len() > MAX_KEYS_FILE_BYTES {
         return Err(fail("not a file of at most 1 MiB"));
@@ -297,10 +293,7 @@ pub(super) fn create_issuer(p: &mut Policy, spec: &IssuerSpec, mode: CreateMode)
     let status = format!("CREATE ISSUER {}", lit(&spec.iss));
     let exists = p.issuers.contains_key(&spec.iss);
     match (exists, mode) {
-        (true, CreateMode::Create) => Err(AclError::invalid(format!(
-            "issuer \"{}\" already exists",
-            spec.iss
-        ))),
+        (true, CreateMode::Create) => Err(Invalid::Exists { noun: Noun::Issuer, name: spec.iss.clone() }.into()),
         (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
         _ => {
             // Claim mappings stay on OR REPLACE: replacing is how keys are rotated.
@@ -409,7 +402,7 @@ fn check_issuer_and_role(p: &Policy, iss: &str, role: Option<&str>) -> Result<()
 }
 
 fn issuer_missing(iss: &str) -> AclError {
-    AclError::invalid(format!("issuer \"{iss}\" does not exist"))
+    Invalid::Missing { noun: Noun::Issuer, name: iss.to_string() }.into()
 }
 
 /// A string for a status line, as an SQL literal.

@@ -3,7 +3,7 @@
 use crate::auth::test_keys::*;
 use crate::auth::*;
 use crate::admin::{apply, is_management, parse, Command, CreateMode, IssuerSpec, KeySource};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Duplicate, Invalid, Result, TokenReason};
 use crate::policy::Policy;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use serde_json::json;
@@ -148,14 +148,12 @@ fn create_issuer_syntax_errors() {
         url,
         "acl: KEYS FROM a URL is not supported offline; pass the JWKS inline"
     );
-    let dup = parse("CREATE ISSUER 'i' KEYS 'k' CLAIM MAP ('a' => t, 'b' => T)")
-        .unwrap_err()
-        .to_string();
-    assert_eq!(dup, "acl: claim t is mapped twice");
-    assert!(parse("CREATE ISSUER 'i' KEYS 'k' ROLE CLAIM 'a..b'")
-        .unwrap_err()
-        .to_string()
-        .contains("empty segment"));
+    let dup = parse("CREATE ISSUER 'i' KEYS 'k' CLAIM MAP ('a' => t, 'b' => T)").unwrap_err();
+    assert_eq!(dup, Duplicate::ClaimMapped("t".into()).into());
+    assert!(matches!(
+        parse("CREATE ISSUER 'i' KEYS 'k' ROLE CLAIM 'a..b'").unwrap_err(),
+        AclError::Invalid(Invalid::ClaimPath { .. })
+    ));
 }
 
 #[test]
@@ -345,10 +343,8 @@ fn create_replace_and_drop_issuer() {
     assert_eq!(status, "CREATE ISSUER 'https://idp.example' (replaced)");
     assert_eq!(p.claim_roles.len(), 1);
     assert_eq!(
-        principal_from_token(&p, &t, NOW, 60)
-            .unwrap_err()
-            .to_string(),
-        "acl: token rejected: bad signature"
+        principal_from_token(&p, &t, NOW, 60).unwrap_err(),
+        AclError::token(TokenReason::BadSignature)
     );
     // DROP removes the issuer and its mappings.
     assert_eq!(
@@ -410,10 +406,8 @@ fn map_and_unmap_claims() {
     ok(&mut p, &format!("UNMAP CLAIM 'staff' FROM ISSUER '{ISS}'"));
     assert!(p.claim_roles.is_empty());
     assert_eq!(
-        principal_from_token(&p, &t, NOW, 60)
-            .unwrap_err()
-            .to_string(),
-        "acl: token rejected: no role is mapped for this token"
+        principal_from_token(&p, &t, NOW, 60).unwrap_err(),
+        AclError::token(TokenReason::NoRole)
     );
     assert!(invalid(
         &mut p,
@@ -453,10 +447,8 @@ fn role_claims() {
     assert!(syntax("CREATE ROLE r CLAIMS (a = b)").contains("expected a string or a number"));
     assert!(syntax("CREATE ROLE r CLAIMS (a = -'x')").contains("expected a string or a number"));
     assert_eq!(
-        parse("CREATE ROLE r CLAIMS (a = '1', A = '2')")
-            .unwrap_err()
-            .to_string(),
-        "acl: claim a is given twice"
+        parse("CREATE ROLE r CLAIMS (a = '1', A = '2')").unwrap_err(),
+        Duplicate::Claim("a".into()).into()
     );
     // IF NOT EXISTS leaves an existing role's claims alone; OR REPLACE states them anew.
     ok(

@@ -1,7 +1,7 @@
 //! Parser for the management statements, on top of sqlparser's tokenizer and parser helpers
 //! (DuckDB dialect), so quoting, comments and string escapes behave exactly as in DuckDB.
 use super::{Command, CreateMode, ObjectWord};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Invalid, Management, Result, Syntax};
 use crate::policy::functions::{Access, FnKind};
 use crate::policy::{norm, Caps, ObjKey, PhysName, Slice, DEFAULT_SCHEMA};
 use sqlparser::ast::Ident;
@@ -10,7 +10,6 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
-pub(super) const PREFIX: &str = "could not parse management statement";
 
 /// Parse exactly one management statement (one trailing `;` is tolerated).
 pub fn parse(sql: &str) -> Result<Command> {
@@ -22,7 +21,7 @@ pub fn parse(sql: &str) -> Result<Command> {
             .replace("sql parser error: ", "")
             .to_lowercase();
         truncate(&mut m, 120);
-        AclError::syntax(format!("{PREFIX}: {m}"))
+        AclError::from(Management::Tokenizer(m))
     })?;
     let mut p = P { p: parser };
     let cmd = p.statement()?;
@@ -52,13 +51,11 @@ const STOP_WORDS: [Keyword; 6] = [
 impl<'a> P<'a> {
     pub(super) fn err<T>(&self, expected: &str) -> Result<T> {
         let found = describe(&self.p.peek_token_ref().token);
-        Err(AclError::syntax(format!(
-            "{PREFIX}: expected {expected}, found {found}"
-        )))
+        Err(Management::Expected { expected: expected.to_string(), found }.into())
     }
 
     fn unsupported<T>(&self, what: &str) -> Result<T> {
-        Err(AclError::syntax(format!("{what} is not supported yet")))
+        Err(Syntax::NotYet { what: what.to_string() }.into())
     }
 
     pub(super) fn kw(&mut self, k: Keyword) -> bool {
@@ -153,7 +150,7 @@ impl<'a> P<'a> {
                 let query = self
                     .p
                     .parse_query()
-                    .map_err(|_| AclError::syntax(format!("{PREFIX}: expected a query after AS")))?;
+                    .map_err(|_| AclError::from(Management::Missing { expected: "a query after AS".into() }))?;
                 super::sources::check_query(&*query)?;
                 let comment = self.comment()?;
                 return Ok(Command::CreateView { key, query: query.to_string(), comment, mode });
@@ -255,7 +252,7 @@ impl<'a> P<'a> {
                 }
                 if self.kw(Keyword::WITH) {
                     if caps.is_some() {
-                        return Err(AclError::syntax(format!("{PREFIX}: WITH given twice")));
+                        return Err(Management::Twice { clause: "WITH" }.into());
                     }
                     caps = Some(
                         self.caps_list()?
@@ -264,7 +261,7 @@ impl<'a> P<'a> {
                     );
                 } else if self.kw(Keyword::MAIN) {
                     if main {
-                        return Err(AclError::syntax(format!("{PREFIX}: MAIN given twice")));
+                        return Err(Management::Twice { clause: "MAIN" }.into());
                     }
                     main = true;
                 } else {
@@ -296,21 +293,17 @@ impl<'a> P<'a> {
                 }
                 if self.kw(Keyword::WITH) {
                     if caps.is_some() {
-                        return Err(AclError::syntax(format!("{PREFIX}: WITH given twice")));
+                        return Err(Management::Twice { clause: "WITH" }.into());
                     }
                     let list = self.caps_list()?;
                     // Explicit-only capabilities live on catalog grants; an object grant refines
                     // data access only. Checked here, where the word the operator typed is known.
                     if let Some((w, _)) = list.iter().find(|(_, c)| c.data() != *c) {
-                        return Err(AclError::invalid(format!(
-                            "capability {w} can only be granted on a catalog"
-                        )));
+                        return Err(Invalid::CatalogOnly { capability: w.to_string() }.into());
                     }
                     caps = Some(list.into_iter().fold(Caps::NONE, |a, (_, c)| a.union(c)));
                 } else if self.p.peek_keyword(Keyword::MAIN) {
-                    return Err(AclError::syntax(format!(
-                        "{PREFIX}: MAIN applies only to GRANT CATALOG"
-                    )));
+                    return Err(Management::MainOutsideCatalogGrant.into());
                 } else {
                     self.refuse_clauses(&["expires"], &format!("GRANT {}", word.sql()))?;
                     break;
@@ -414,9 +407,7 @@ impl<'a> P<'a> {
             .p
             .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
         match (or_replace, if_not_exists) {
-            (true, true) => Err(AclError::syntax(format!(
-                "{PREFIX}: OR REPLACE and IF NOT EXISTS cannot be combined"
-            ))),
+            (true, true) => Err(Management::ReplaceAndIfNotExists.into()),
             (true, false) => Ok(CreateMode::OrReplace),
             (false, true) => Ok(CreateMode::IfNotExists),
             (false, false) => Ok(CreateMode::Create),
@@ -458,9 +449,7 @@ impl<'a> P<'a> {
                 .parse_identifier()
                 .map_err(|_| AclError::internal("identifier"))?;
             if id.value.is_empty() {
-                return Err(AclError::syntax(format!(
-                    "{PREFIX}: a name must not be empty"
-                )));
+                return Err(Management::EmptyName.into());
             }
             parts.push(id);
             if !self.p.consume_token(&Token::Period) {
@@ -472,9 +461,7 @@ impl<'a> P<'a> {
     pub(super) fn one_part(&mut self, what: &str) -> Result<String> {
         let parts = self.name(what)?;
         if parts.len() != 1 {
-            return Err(AclError::syntax(format!(
-                "{PREFIX}: {what} has a single part (quote it to use a dot)"
-            )));
+            return Err(Management::SinglePart { what: what.to_string() }.into());
         }
         Ok(norm(&parts[0].value))
     }
@@ -494,9 +481,7 @@ impl<'a> P<'a> {
                 schema: s.clone(),
                 name: t.clone(),
             }),
-            _ => Err(AclError::invalid(
-                "a virtual table name must be catalog.table or catalog.schema.table",
-            )),
+            _ => Err(Invalid::Rule("a virtual table name must be catalog.table or catalog.schema.table").into()),
         }
     }
 
@@ -507,7 +492,7 @@ impl<'a> P<'a> {
         self.expect_kw(Keyword::AS, "AS")?;
         let mut parts = self.name("a physical schema name")?;
         if parts.len() != 2 {
-            return Err(AclError::invalid("the physical schema must be db.schema"));
+            return Err(Invalid::Rule("the physical schema must be db.schema").into());
         }
         let phys_schema = parts.pop().map(|i| i.value).unwrap_or_default();
         let db = parts.pop().map(|i| i.value).unwrap_or_default();
@@ -525,7 +510,7 @@ impl<'a> P<'a> {
             let list = self.caps_list()?;
             let allowed = Caps::DATA.union(Caps::CREATE).union(Caps::DROP);
             if let Some((w, _)) = list.iter().find(|(_, c)| !allowed.contains(*c)) {
-                return Err(AclError::invalid(format!("capability {w} can only be granted on a catalog")));
+                return Err(Invalid::CatalogOnly { capability: w.to_string() }.into());
             }
             caps = list.into_iter().fold(Caps::NONE, |a, (_, c)| a.union(c));
         } else {
@@ -539,7 +524,7 @@ impl<'a> P<'a> {
         let parts = self.name("a virtual schema name")?;
         match parts.as_slice() {
             [c, s] => Ok((norm(&c.value), norm(&s.value))),
-            _ => Err(AclError::invalid("a virtual schema name must be catalog.schema")),
+            _ => Err(Invalid::Rule("a virtual schema name must be catalog.schema").into()),
         }
     }
 
@@ -547,9 +532,7 @@ impl<'a> P<'a> {
     fn phys_name(&mut self) -> Result<PhysName> {
         let mut parts = self.name("a physical name")?;
         if parts.len() != 3 {
-            return Err(AclError::invalid(
-                "the physical name must be db.schema.table",
-            ));
+            return Err(Invalid::Rule("the physical name must be db.schema.table").into());
         }
         let name = parts.pop().map(|i| i.value).unwrap_or_default();
         let schema = parts.pop().map(|i| i.value).unwrap_or_default();

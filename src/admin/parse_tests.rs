@@ -15,14 +15,14 @@ fn msg(sql: &str) -> String {
 
 fn syntax(sql: &str) -> String {
     match parse(sql) {
-        Err(AclError::Syntax(m)) => m,
+        Err(AclError::Syntax(m)) => m.to_string(),
         other => panic!("{sql}: expected a syntax error, got {other:?}"),
     }
 }
 
 fn invalid(sql: &str) -> String {
     match parse(sql) {
-        Err(AclError::Invalid(m)) => m,
+        Err(AclError::Invalid(m)) => m.to_string(),
         other => panic!("{sql}: expected an invalid error, got {other:?}"),
     }
 }

@@ -6,7 +6,7 @@
 //! refuses the other), and only a schema grant reaches into it.
 use super::apply::{missing, q, role_missing, SKIPPED_EXISTS};
 use super::CreateMode;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Invalid, Noun, Result};
 use crate::policy::{Caps, Policy, VirtualSchema};
 
 const REPLACED: &str = " (replaced)";
@@ -16,11 +16,11 @@ fn shown(catalog: &str, schema: &str) -> String {
 }
 
 fn schema_missing(catalog: &str, schema: &str) -> AclError {
-    AclError::invalid(format!("virtual schema \"{catalog}.{schema}\" does not exist"))
+    Invalid::Missing { noun: Noun::Schema, name: format!("{catalog}.{schema}") }.into()
 }
 
 fn catalog_missing(name: &str) -> AclError {
-    AclError::invalid(format!("virtual catalog \"{name}\" does not exist"))
+    Invalid::Missing { noun: Noun::Catalog, name: name.to_string() }.into()
 }
 
 pub(super) fn create_schema(
@@ -33,14 +33,12 @@ pub(super) fn create_schema(
     let status = format!("CREATE VIRTUAL SCHEMA {}", shown(catalog, schema));
     let cat = p.catalogs.get_mut(catalog).ok_or_else(|| catalog_missing(catalog))?;
     if cat.objects.keys().any(|(s, _)| s == schema) {
-        return Err(AclError::invalid(format!(
-            "schema \"{catalog}.{schema}\" already holds virtual objects; a virtual schema must be a schema of its own"
-        )));
+        return Err(Invalid::SchemaHoldsObjects { name: format!("{catalog}.{schema}") }.into());
     }
     let exists = cat.schemas.contains_key(schema);
     match (exists, mode) {
         (true, CreateMode::Create) => {
-            Err(AclError::invalid(format!("virtual schema \"{catalog}.{schema}\" already exists")))
+            Err(Invalid::Exists { noun: Noun::Schema, name: format!("{catalog}.{schema}") }.into())
         }
         (true, CreateMode::IfNotExists) => Ok(status + SKIPPED_EXISTS),
         _ => {
@@ -95,9 +93,7 @@ pub(super) fn forget(p: &mut Policy, matches: impl Fn(&str, &str) -> bool) {
 /// A listed virtual object may not be created inside a virtual schema (it would be shadowed).
 pub(super) fn refuse_object_in_schema(p: &Policy, catalog: &str, schema: &str) -> Result<()> {
     if p.virtual_schema(catalog, schema).is_some() {
-        return Err(AclError::invalid(format!(
-            "\"{catalog}.{schema}\" is a virtual schema (a live alias); its objects are not listed one by one"
-        )));
+        return Err(Invalid::ObjectInVirtualSchema { name: format!("{catalog}.{schema}") }.into());
     }
     Ok(())
 }

@@ -1,14 +1,12 @@
 //! `RLS (<predicate>)` and `COLUMNS (col, new = col, masked = <expr>)` clauses, shared by
 //! CREATE VIRTUAL TABLE and GRANT. Expressions are parsed with sqlparser (so they are SQL, not
 //! text) and stored printed back; `acl_claim('k')` must have one string literal argument.
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Duplicate, Invalid, Management, Result};
 use crate::policy::{norm, Column, Slice};
 use sqlparser::ast::{Expr, Visit, Visitor};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 use std::ops::ControlFlow;
-
-const PREFIX: &str = "could not parse management statement";
 
 fn word_is(p: &Parser<'_>, word: &str) -> bool {
     matches!(&p.peek_token_ref().token,
@@ -22,17 +20,17 @@ pub(super) fn clauses(p: &mut Parser<'_>, slice: &mut Slice) -> Result<bool> {
         if word_is(p, "rls") {
             p.next_token();
             if slice.rls.is_some() {
-                return Err(AclError::syntax(format!("{PREFIX}: RLS given twice")));
+                return Err(Management::Twice { clause: "RLS" }.into());
             }
             expect(p, Token::LParen, "'(' after RLS")?;
-            let e = p.parse_expr().map_err(|_| AclError::syntax(format!("{PREFIX}: expected a predicate in RLS (…)")))?;
+            let e = p.parse_expr().map_err(|_| AclError::from(Management::Missing { expected: "a predicate in RLS (…)".into() }))?;
             expect(p, Token::RParen, "')' after the RLS predicate")?;
             check_expr(&e)?;
             slice.rls = Some(e.to_string());
         } else if word_is(p, "columns") {
             p.next_token();
             if slice.columns.is_some() {
-                return Err(AclError::syntax(format!("{PREFIX}: COLUMNS given twice")));
+                return Err(Management::Twice { clause: "COLUMNS" }.into());
             }
             slice.columns = Some(columns(p)?);
         } else {
@@ -46,7 +44,7 @@ fn expect(p: &mut Parser<'_>, t: Token, what: &str) -> Result<()> {
     if p.consume_token(&t) {
         Ok(())
     } else {
-        Err(AclError::syntax(format!("{PREFIX}: expected {what}")))
+        Err(Management::Missing { expected: what.to_string() }.into())
     }
 }
 
@@ -56,19 +54,19 @@ fn columns(p: &mut Parser<'_>) -> Result<Vec<Column>> {
     loop {
         let name = p
             .parse_identifier()
-            .map_err(|_| AclError::syntax(format!("{PREFIX}: expected a column name in COLUMNS (…)")))?;
+            .map_err(|_| AclError::from(Management::Missing { expected: "a column name in COLUMNS (…)".into() }))?;
         let name = norm(&name.value);
         let expr = if p.consume_token(&Token::Eq) {
             let e = p
                 .parse_expr()
-                .map_err(|_| AclError::syntax(format!("{PREFIX}: expected an expression after {name} =")))?;
+                .map_err(|_| AclError::from(Management::Missing { expected: format!("an expression after {name} =") }))?;
             check_expr(&e)?;
             Some(e.to_string())
         } else {
             None
         };
         if out.iter().any(|c| c.name == name) {
-            return Err(AclError::invalid(format!("column \"{name}\" is listed twice")));
+            return Err(Duplicate::Column(name).into());
         }
         out.push(Column { name, expr });
         if !p.consume_token(&Token::Comma) {
@@ -86,12 +84,12 @@ fn check_expr(e: &Expr) -> Result<()> {
     impl Visitor for V {
         type Break = AclError;
         fn pre_visit_query(&mut self, _: &sqlparser::ast::Query) -> ControlFlow<AclError> {
-            ControlFlow::Break(AclError::invalid("policy expressions may not contain subqueries"))
+            ControlFlow::Break(Invalid::Rule("policy expressions may not contain subqueries").into())
         }
         fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<AclError> {
             match e {
                 Expr::Function(f) if crate::sqltext::is_acl_claim(f) && crate::sqltext::claim_name(f).is_none() => ControlFlow::Break(
-                    AclError::invalid("acl_claim takes exactly one string literal, e.g. acl_claim('tenant')"),
+                    Invalid::Rule("acl_claim takes exactly one string literal, e.g. acl_claim('tenant')").into(),
                 ),
                 _ => ControlFlow::Continue(()),
             }
@@ -124,10 +122,7 @@ pub(super) fn check_masks(
         for theirs in cat.into_iter().chain(objs).filter_map(|s| s.columns.as_ref()) {
             for c in cols.iter().filter(|c| c.expr.is_some()) {
                 if let Some(t) = theirs.iter().find(|t| t.name == c.name && t.expr.is_some() && t.expr != c.expr) {
-                    return Err(AclError::invalid(format!(
-                        "column \"{}\" is masked differently by the grant to role \"{other}\"; one principal holding both roles could not be given one mask",
-                        t.name
-                    )));
+                    return Err(Invalid::MaskConflict { column: t.name.clone(), role: other.clone() }.into());
                 }
             }
         }

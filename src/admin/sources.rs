@@ -6,7 +6,7 @@
 //! slice, so both are refused, as is any name of the extension's own (`__acl…`: principals'
 //! temporary tables, renamed CTEs, markers). Checked when the statement is parsed, so an invalid
 //! source never reaches the policy.
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Invalid, Result};
 use sqlparser::ast::{ObjectName, ObjectNamePart, TableFactor, Visit, Visitor};
 use std::ops::ControlFlow;
 
@@ -25,9 +25,7 @@ fn internal(name: &str) -> bool {
 }
 
 fn refused(what: &str) -> AclError {
-    AclError::invalid(format!(
-        "{what} may not be a physical source: the temp and system databases and the extension's own names are not mapped"
-    ))
+    Invalid::PhysicalSource { name: what.to_string() }.into()
 }
 
 /// A physical schema `db.schema` (CREATE VIRTUAL SCHEMA).

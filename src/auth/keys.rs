@@ -1,7 +1,7 @@
 //! An issuer's `KEYS`, in the three forms `CREATE ISSUER` accepts, turned into jsonwebtoken
 //! `DecodingKey`s. Each key carries the algorithms it may verify, so a token can never pick an
 //! algorithm of another key family (the HS256-with-an-RSA-public-key confusion).
-use crate::error::{AclError, Result};
+use crate::error::{AclError, KeyProblem, Result};
 use crate::policy::Issuer;
 use jsonwebtoken::jwk::{
     AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyOperations, PublicKeyUse,
@@ -35,18 +35,15 @@ const ALGORITHMS: [(&str, Algorithm); 12] = [
 pub fn parse_alg(name: &str) -> Result<Algorithm> {
     let upper = name.to_ascii_uppercase();
     if upper == "NONE" {
-        return Err(AclError::invalid("algorithm none is never accepted"));
+        return Err(KeyProblem::Rule("algorithm none is never accepted").into());
     }
     match ALGORITHMS.iter().find(|(n, _)| *n == upper) {
         Some((_, a)) => Ok(*a),
         None => {
-            let known: Vec<&str> = ALGORITHMS.iter().map(|(n, _)| *n).collect();
+            let known: Vec<&'static str> = ALGORITHMS.iter().map(|(n, _)| *n).collect();
             let mut shown = name.to_string();
             shown.truncate(shown.char_indices().nth(20).map_or(shown.len(), |(i, _)| i));
-            Err(AclError::invalid(format!(
-                "unknown algorithm {shown} (known: {})",
-                known.join(", ")
-            )))
+            Err(KeyProblem::UnknownAlgorithm { shown, known }.into())
         }
     }
 }
@@ -90,9 +87,7 @@ impl IssuerKeys {
         } else if text.starts_with('{') {
             (jwks_keys(text)?, false)
         } else {
-            return Err(AclError::invalid(
-                "issuer KEYS must be a PEM public key, a JWKS document or 'hmac:<secret>'",
-            ));
+            return Err(KeyProblem::Rule("issuer KEYS must be a PEM public key, a JWKS document or 'hmac:<secret>'").into());
         };
         if !allowed.is_empty() {
             for k in &mut keys {
@@ -103,10 +98,7 @@ impl IssuerKeys {
                 .iter()
                 .find(|a| !keys.iter().any(|k| k.algs.contains(a)))
             {
-                return Err(AclError::invalid(format!(
-                    "ALGS {}: none of the issuer's keys can verify it",
-                    alg_name(*a)
-                )));
+                return Err(KeyProblem::AlgorithmUnverifiable { alg: alg_name(*a) }.into());
             }
         }
         Ok(IssuerKeys { keys, single })
@@ -140,12 +132,10 @@ impl IssuerKeys {
 
 fn hmac_key(secret: &str) -> Result<VerifyKey> {
     if secret.len() < MIN_HMAC_BYTES {
-        return Err(AclError::invalid(format!(
-            "an hmac: secret must be at least {MIN_HMAC_BYTES} bytes"
-        )));
+        return Err(KeyProblem::ShortSecret { min: MIN_HMAC_BYTES }.into());
     }
     let key = DecodingKey::from_secret(secret.as_bytes())
-        .map_err(|_| AclError::invalid("the hmac: secret is not usable"))?;
+        .map_err(|_| AclError::from(KeyProblem::Rule("the hmac: secret is not usable")))?;
     Ok(VerifyKey {
         kid: None,
         key,
@@ -161,34 +151,30 @@ fn pem_key(text: &str) -> Result<VerifyKey> {
     if !(text.starts_with("-----BEGIN PUBLIC KEY-----")
         || text.starts_with("-----BEGIN RSA PUBLIC KEY-----"))
     {
-        return Err(AclError::invalid(
-            "the PEM must be a public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY)",
-        ));
+        return Err(KeyProblem::Rule("the PEM must be a public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY)").into());
     }
     if text.matches("-----BEGIN").count() > 1 {
-        return Err(AclError::invalid(
-            "give one PEM key, or several keys as a JWKS",
-        ));
+        return Err(KeyProblem::Rule("give one PEM key, or several keys as a JWKS").into());
     }
     let pem = text.as_bytes();
     let key = DecodingKey::from_rsa_pem(pem)
         .or_else(|_| DecodingKey::from_ec_pem(pem))
         .or_else(|_| DecodingKey::from_ed_pem(pem))
-        .map_err(|_| AclError::invalid(BAD))?;
-    let jwk = Jwk::from_decoding_key(&key, None).map_err(|_| AclError::invalid(BAD))?;
-    jwk_key(&jwk, "the PEM key")?.ok_or_else(|| AclError::invalid(BAD))
+        .map_err(|_| AclError::from(KeyProblem::Rule(BAD)))?;
+    let jwk = Jwk::from_decoding_key(&key, None).map_err(|_| AclError::from(KeyProblem::Rule(BAD)))?;
+    jwk_key(&jwk, "the PEM key")?.ok_or_else(|| KeyProblem::Rule(BAD).into())
 }
 
 /// A JWKS document (`{"keys": […]}`) or a single JWK.
 fn jwks_keys(text: &str) -> Result<Vec<VerifyKey>> {
     let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|_| AclError::invalid("the KEYS JSON does not parse"))?;
+        .map_err(|_| AclError::from(KeyProblem::Rule("the KEYS JSON does not parse")))?;
     let set: JwkSet = if value.get("keys").is_some() {
         serde_json::from_value(value)
-            .map_err(|_| AclError::invalid("the KEYS JSON is not a JWKS"))?
+            .map_err(|_| AclError::from(KeyProblem::Rule("the KEYS JSON is not a JWKS")))?
     } else {
         let jwk = serde_json::from_value(value)
-            .map_err(|_| AclError::invalid("the KEYS JSON is not a JWK"))?;
+            .map_err(|_| AclError::from(KeyProblem::Rule("the KEYS JSON is not a JWK")))?;
         JwkSet { keys: vec![jwk] }
     };
     let mut out: Vec<VerifyKey> = Vec::new();
@@ -202,19 +188,15 @@ fn jwks_keys(text: &str) -> Result<Vec<VerifyKey>> {
         };
         // Two keys under one kid would make the choice of key ambiguous.
         if key.kid.is_some() && out.iter().any(|k| k.kid == key.kid) {
-            return Err(AclError::invalid(format!(
-                "{what} appears twice in the JWKS"
-            )));
+            return Err(KeyProblem::Twice { what }.into());
         }
         out.push(key);
     }
     if out.is_empty() {
-        return Err(AclError::invalid("the JWKS has no signing key"));
+        return Err(KeyProblem::Rule("the JWKS has no signing key").into());
     }
     if out.len() > 1 && out.iter().any(|k| k.kid.is_none()) {
-        return Err(AclError::invalid(
-            "every key of a JWKS with several keys needs a kid",
-        ));
+        return Err(KeyProblem::Rule("every key of a JWKS with several keys needs a kid").into());
     }
     Ok(out)
 }
@@ -231,14 +213,12 @@ fn jwk_key(jwk: &Jwk, what: &str) -> Result<Option<VerifyKey>> {
     {
         return Ok(None);
     }
-    let unsupported = || AclError::invalid(format!("{what}: unsupported key type or curve"));
+    let unsupported = || AclError::from(KeyProblem::Unsupported { what: what.to_string() });
     let mut algs: Vec<Algorithm> = match &jwk.algorithm {
         AlgorithmParameters::RSA(p) => {
             // base64url without padding: 4 characters per 3 bytes.
             if p.n.trim_end_matches('=').len() * 3 / 4 < MIN_RSA_BYTES {
-                return Err(AclError::invalid(format!(
-                    "{what}: RSA keys must have at least 2048 bits"
-                )));
+                return Err(KeyProblem::ShortRsa { what: what.to_string() }.into());
             }
             AlgorithmFamily::Rsa.algorithms().to_vec()
         }
@@ -258,19 +238,15 @@ fn jwk_key(jwk: &Jwk, what: &str) -> Result<Option<VerifyKey>> {
         match Algorithm::try_from(ka) {
             Ok(a) if algs.contains(&a) => algs = vec![a],
             _ => {
-                return Err(AclError::invalid(format!(
-                    "{what}: its alg does not fit its key type"
-                )))
+                return Err(KeyProblem::AlgorithmMismatch { what: what.to_string() }.into())
             }
         }
     }
-    let invalid = || AclError::invalid(format!("{what} is not a valid key"));
+    let invalid = || AclError::from(KeyProblem::NotAKey { what: what.to_string() });
     let key = DecodingKey::from_jwk(jwk).map_err(|_| invalid())?;
     match key.family() {
         AlgorithmFamily::Hmac if key.try_get_as_bytes().map_or(0, <[u8]>::len) < MIN_HMAC_BYTES => {
-            return Err(AclError::invalid(format!(
-                "{what}: an HMAC key must be at least {MIN_HMAC_BYTES} bytes"
-            )));
+            return Err(KeyProblem::ShortHmac { what: what.to_string(), min: MIN_HMAC_BYTES }.into());
         }
         // Building the verifier parses EC and Ed keys: an error here is a broken key (a wrong
         // signature only answers false).

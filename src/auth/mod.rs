@@ -3,8 +3,8 @@
 //!
 //! Order matters: the unverified payload is read only to pick the issuer; everything the
 //! principal is made of comes from the payload `jsonwebtoken::decode` returns after the
-//! signature checked out. Every rejection is `Refused("token rejected: <reason>")` with a fixed
-//! reason, so no message ever carries the token or a claim from it.
+//! signature checked out. Every rejection is `AclError::TokenRejected` with a fixed reason
+//! (`TokenReason`), so no message ever carries the token or a claim from it.
 mod cache;
 pub mod keys;
 mod principal;
@@ -13,7 +13,7 @@ pub use cache::TokenCache;
 pub use keys::IssuerKeys;
 pub use principal::Principal;
 
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, TokenReason};
 use crate::policy::{norm, Issuer, Policy};
 use jsonwebtoken::errors::{Error as JwtError, ErrorKind};
 use jsonwebtoken::{decode, decode_header, Validation};
@@ -27,8 +27,8 @@ pub const DEFAULT_ROLE_CLAIM: &str = "roles";
 /// Longer tokens are refused before any parsing (no IdP issues JWTs near this size).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
-fn reject(reason: &str) -> AclError {
-    AclError::refused(format!("token rejected: {reason}"))
+fn reject(reason: TokenReason) -> AclError {
+    AclError::token(reason)
 }
 
 /// Verifies `token` against the policy's issuers at time `now_unix` (seconds), tolerating
@@ -47,34 +47,34 @@ pub fn principal_from_token(
 /// `principal_from_token`, also returning the token's `exp` (for the cache, kept statements and views).
 fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result<(Principal, i64)> {
     if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
-        return Err(reject("malformed"));
+        return Err(reject(TokenReason::Malformed));
     }
     let header = decode_header(token).map_err(|e| reject(header_reason(&e)))?;
     // RFC 7515 §4.1.11: a critical extension we do not implement must not be ignored.
     if header.crit.as_ref().is_some_and(|c| !c.is_empty()) {
-        return Err(reject("unsupported critical header"));
+        return Err(reject(TokenReason::CriticalHeader));
     }
     // The only use of unverified data: which issuer's keys to verify with.
     let peek: Value =
-        jsonwebtoken::dangerous::insecure_decode_claims(token).map_err(|_| reject("malformed"))?;
+        jsonwebtoken::dangerous::insecure_decode_claims(token).map_err(|_| reject(TokenReason::Malformed))?;
     let iss = peek
         .get("iss")
         .and_then(Value::as_str)
-        .ok_or_else(|| reject("unknown issuer"))?;
+        .ok_or_else(|| reject(TokenReason::UnknownIssuer))?;
     let issuer = policy
         .issuers
         .get(iss)
-        .ok_or_else(|| reject("unknown issuer"))?;
+        .ok_or_else(|| reject(TokenReason::UnknownIssuer))?;
     // Keys were checked when the issuer was created; if they no longer parse, verify nothing.
-    let keys = IssuerKeys::parse(issuer).map_err(|_| reject("the issuer's keys are unusable"))?;
+    let keys = IssuerKeys::parse(issuer).map_err(|_| reject(TokenReason::IssuerKeysUnusable))?;
     if !keys.allows(header.alg) {
-        return Err(reject("algorithm not allowed"));
+        return Err(reject(TokenReason::AlgorithmNotAllowed));
     }
     let key = keys
         .select(header.kid.as_deref())
-        .ok_or_else(|| reject("unknown key id"))?;
+        .ok_or_else(|| reject(TokenReason::UnknownKey))?;
     if !key.algs.contains(&header.alg) {
-        return Err(reject("algorithm not allowed"));
+        return Err(reject(TokenReason::AlgorithmNotAllowed));
     }
 
     let mut v = Validation::new(header.alg);
@@ -96,16 +96,16 @@ fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result
 
     let skew = i64::try_from(skew_secs).unwrap_or(i64::MAX);
     let exp = match claims.get("exp") {
-        None => return Err(reject("it has no exp claim")),
-        Some(v) => numeric_date(v).ok_or_else(|| reject("malformed"))?,
+        None => return Err(reject(TokenReason::NoExpiry)),
+        Some(v) => numeric_date(v).ok_or_else(|| reject(TokenReason::Malformed))?,
     };
     if exp.saturating_add(skew) < now_unix {
-        return Err(reject("expired"));
+        return Err(reject(TokenReason::Expired));
     }
     if let Some(nbf) = claims.get("nbf") {
-        let nbf = numeric_date(nbf).ok_or_else(|| reject("malformed"))?;
+        let nbf = numeric_date(nbf).ok_or_else(|| reject(TokenReason::Malformed))?;
         if nbf > now_unix.saturating_add(skew) {
-            return Err(reject("not yet valid"));
+            return Err(reject(TokenReason::NotYetValid));
         }
     }
 
@@ -127,29 +127,29 @@ fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result
 
 /// `decode_header` fails on an `alg` outside jsonwebtoken's enum (`none` included) with serde's
 /// "unknown variant"; anything else wrong with the header is malformed.
-fn header_reason(e: &JwtError) -> &'static str {
+fn header_reason(e: &JwtError) -> TokenReason {
     match e.kind() {
-        ErrorKind::Json(j) if j.to_string().contains("unknown variant") => "algorithm not allowed",
-        _ => "malformed",
+        ErrorKind::Json(j) if j.to_string().contains("unknown variant") => TokenReason::AlgorithmNotAllowed,
+        _ => TokenReason::Malformed,
     }
 }
 
-fn decode_reason(e: &JwtError) -> &'static str {
+fn decode_reason(e: &JwtError) -> TokenReason {
     match e.kind() {
-        ErrorKind::InvalidSignature => "bad signature",
+        ErrorKind::InvalidSignature => TokenReason::BadSignature,
         // Key and algorithm were matched above; a key the backend cannot use fails closed here.
         ErrorKind::InvalidKeyFormat
         | ErrorKind::InvalidRsaKey(_)
         | ErrorKind::InvalidEcdsaKey
-        | ErrorKind::InvalidEddsaKey => "bad signature",
+        | ErrorKind::InvalidEddsaKey => TokenReason::BadSignature,
         ErrorKind::InvalidAlgorithm
         | ErrorKind::MissingAlgorithm
-        | ErrorKind::UnsupportedAlgorithm => "algorithm not allowed",
-        ErrorKind::InvalidIssuer => "unknown issuer",
-        ErrorKind::InvalidAudience => "wrong audience",
-        ErrorKind::MissingRequiredClaim(c) if c == "aud" => "wrong audience",
-        ErrorKind::MissingRequiredClaim(c) if c == "iss" => "unknown issuer",
-        _ => "malformed",
+        | ErrorKind::UnsupportedAlgorithm => TokenReason::AlgorithmNotAllowed,
+        ErrorKind::InvalidIssuer => TokenReason::UnknownIssuer,
+        ErrorKind::InvalidAudience => TokenReason::WrongAudience,
+        ErrorKind::MissingRequiredClaim(c) if c == "aud" => TokenReason::WrongAudience,
+        ErrorKind::MissingRequiredClaim(c) if c == "iss" => TokenReason::UnknownIssuer,
+        _ => TokenReason::Malformed,
     }
 }
 
@@ -204,7 +204,7 @@ fn roles_of(policy: &Policy, iss: &str, issuer: &Issuer, claims: &Value) -> Resu
         }
     }
     if roles.is_empty() {
-        return Err(reject("no role is mapped for this token"));
+        return Err(reject(TokenReason::NoRole));
     }
     Ok(roles.into_iter().collect())
 }

@@ -3,7 +3,7 @@
 //! `View` answers two questions for the rewriter: which virtual object does a name denote
 //! (`resolve`), and which capabilities does the principal hold on it. Across several roles of
 //! one principal, access is the union.
-use crate::error::{AclError, Result};
+use crate::error::{AclError, LacksCapability, NotGranted, On, Result, Unresolved};
 use crate::policy::{Caps, ObjKey, PhysName, Policy, Relation, RelationKind, Role, Slice, DEFAULT_SCHEMA};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -30,6 +30,8 @@ pub use crate::auth::Principal;
 mod slice_cache;
 pub mod slices;
 pub use slice_cache::SliceCache;
+pub mod grants;
+pub use grants::{Grant, GrantKind, Granted, Used};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum MainCatalog {
@@ -73,7 +75,7 @@ impl<'p> View<'p> {
             let role = policy
                 .roles
                 .get(r)
-                .ok_or_else(|| AclError::refused(format!("role \"{r}\" does not exist")))?;
+                .ok_or_else(|| NotGranted::Role { name: r.clone() })?;
             roles.push(role);
         }
         let mut main = MainCatalog::None;
@@ -173,10 +175,7 @@ impl<'p> View<'p> {
             self.candidates(parts).into_iter().filter_map(|key| self.object(key)).collect();
         match found.len() {
             0 | 1 => Ok(found.pop()),
-            _ => Err(AclError::refused(format!(
-                "table name \"{}\" is ambiguous: qualify it as catalog.schema.table",
-                parts.join(".")
-            ))),
+            _ => Err(Unresolved::AmbiguousTable { name: parts.join(".") }.into()),
         }
     }
 
@@ -224,14 +223,12 @@ impl<'p> View<'p> {
     fn main_catalog(&self, name: &str) -> Result<String> {
         match &self.main {
             MainCatalog::One(c) => Ok(c.clone()),
-            MainCatalog::None => Err(AclError::refused(format!(
-                "unqualified table \"{name}\": {} has no MAIN catalog, qualify it as catalog.table",
-                self.label
-            ))),
-            MainCatalog::Ambiguous => Err(AclError::refused(format!(
-                "unqualified table \"{name}\": {} has several MAIN catalogs, qualify every name",
-                self.label
-            ))),
+            MainCatalog::None => {
+                Err(Unresolved::NoMainCatalog { name: name.to_string(), principal: self.label.to_string() }.into())
+            }
+            MainCatalog::Ambiguous => {
+                Err(Unresolved::SeveralMainCatalogs { name: name.to_string(), principal: self.label.to_string() }.into())
+            }
         }
     }
 
@@ -291,10 +288,11 @@ impl<'p> View<'p> {
         let own = Some(&relation.slice).filter(|s| !s.is_empty()).map(|s| Layer::Slice(Cow::Borrowed(s)));
         let grants: Vec<Layer<'p>> = match per_role.len() {
             0 => {
-                return Err(AclError::refused(format!(
-                    "no single role of {} holds {} on {}",
-                    self.label, needed, r.key
-                )))
+                return Err(AclError::NoSingleRole {
+                    principal: self.label.to_string(),
+                    capabilities: needed.names(),
+                    object: r.key.to_string(),
+                })
             }
             1 => per_role.pop().expect("one").into_iter().map(|s| Layer::Slice(Cow::Borrowed(s))).collect(),
             _ if per_role.iter().flatten().any(|s| s.columns.is_some()) => {
@@ -335,7 +333,7 @@ impl<'p> View<'p> {
             Ok(())
         } else {
             let missing = needed.minus(r.caps);
-            Err(AclError::refused(format!("{} lacks {} on {}", self.label, missing, r.key)))
+            Err(LacksCapability { principal: self.label.to_string(), capabilities: missing.names(), on: On::Object(r.key.to_string()) }.into())
         }
     }
 }
@@ -344,13 +342,9 @@ impl<'p> View<'p> {
 /// and it repeats the name only when the name starts in a catalog the principal can see.
 fn not_found(parts: &[String], view: &View<'_>) -> AclError {
     if parts.len() == 1 || view.sees_catalog(&parts[0]) {
-        AclError::refused(format!("table \"{}\" does not exist or is not granted", parts.join(".")))
+        NotGranted::Table { name: parts.join(".") }.into()
     } else {
-        let cats = view.visible_catalogs();
-        AclError::refused(format!(
-            "a table reference names a catalog that does not exist or is not granted (granted catalogs: {})",
-            if cats.is_empty() { "none".to_string() } else { cats.join(", ") }
-        ))
+        NotGranted::Catalog { granted: view.visible_catalogs().into_iter().map(str::to_string).collect() }.into()
     }
 }
 

@@ -11,7 +11,7 @@
 //!
 //! Composition is refused (fail closed) when a later layer's expression holds something whose
 //! names the substitution cannot follow: a subquery, a lambda or a qualified column.
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, Uncombinable};
 use crate::policy::{norm, Column, Slice};
 use sqlparser::ast::{Expr, VisitMut, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
@@ -143,12 +143,12 @@ impl VisitorMut for Substitute<'_> {
 
     // Any query or table name inside (a subquery, `IN (SELECT …)`, `IN tbl`) has its own scope.
     fn pre_visit_query(&mut self, _: &mut sqlparser::ast::Query) -> ControlFlow<()> {
-        self.error = Some(refuse("a subquery"));
+        self.error = Some(refuse(Uncombinable::Subquery));
         ControlFlow::Break(())
     }
 
     fn pre_visit_relation(&mut self, _: &mut sqlparser::ast::ObjectName) -> ControlFlow<()> {
-        self.error = Some(refuse("a subquery"));
+        self.error = Some(refuse(Uncombinable::Subquery));
         ControlFlow::Break(())
     }
 
@@ -162,11 +162,11 @@ impl VisitorMut for Substitute<'_> {
                         Err(err) => self.error = Some(err),
                     },
                     // A column the earlier layer hides: the stacked form would not bind it either.
-                    None => self.error = Some(refuse(&format!("column \"{name}\", which an earlier grant hides"))),
+                    None => self.error = Some(refuse(Uncombinable::HiddenColumn(name))),
                 }
             }
-            Expr::CompoundIdentifier(_) => self.error = Some(refuse("a qualified column")),
-            Expr::Lambda(_) => self.error = Some(refuse("a lambda")),
+            Expr::CompoundIdentifier(_) => self.error = Some(refuse(Uncombinable::QualifiedColumn)),
+            Expr::Lambda(_) => self.error = Some(refuse(Uncombinable::Lambda)),
             _ => {}
         }
         if self.error.is_some() {
@@ -177,10 +177,8 @@ impl VisitorMut for Substitute<'_> {
     }
 }
 
-fn refuse(what: &str) -> AclError {
-    AclError::refused(format!(
-        "the grants of several roles on one object cannot be combined: a grant's expression uses {what}; use one role"
-    ))
+fn refuse(uses: Uncombinable) -> AclError {
+    AclError::RolesNotCombinable { uses }
 }
 
 /// A `Column` list from a flattened one (the `Listed` union as an ordinary layer).
@@ -216,8 +214,8 @@ mod tests {
         let cat = slice(None, Some(&[("id", None)]));
         for bad in ["ssn = 'x'", "t.id = 1", "id IN (SELECT 1)", "EXISTS (SELECT 1)", "list_filter([id], x -> x > 1) = [1]"] {
             let obj = slice(Some(bad), None);
-            let e = flatten(&[&cat, &obj]).unwrap_err().to_string();
-            assert!(e.contains("cannot be combined"), "{bad}: {e}");
+            let e = flatten(&[&cat, &obj]).unwrap_err();
+            assert!(matches!(e, AclError::RolesNotCombinable { .. }), "{bad}: {e:?}");
         }
     }
 

@@ -142,7 +142,7 @@ unsafe extern "C" fn exec_function(info: sys::duckdb_function_info, output: sys:
             // Checked when it runs, not when it was bound: a statement prepared outside a
             // transaction may execute inside one. No context: refused (fail closed).
             if bind.context.is_null() || acl_shim_explicit_transaction(bind.context) {
-                return Err(crate::error::AclError::refused(crate::rewrite::MANAGEMENT_IN_TRANSACTION).to_string());
+                return Err(crate::error::AclError::from(crate::error::StatementNotPermitted::ManagementInTransaction).to_string());
             }
             let status = state.execute_admin(&bind.sql).map_err(|e| e.to_string())?;
             let vector = sys::duckdb_data_chunk_get_vector(output, 0);

@@ -6,7 +6,7 @@ mod meta;
 mod table_fn;
 mod view_guard;
 
-use crate::error::AclError;
+use crate::error::{AclError, Class, Syntax, TooLarge};
 use crate::prefix::{self, Token, TokenKind};
 use crate::rewrite;
 use crate::state::State;
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     let settings = unsafe { &*settings }.read(state);
     let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
     let work = || -> Result<Option<(rewrite::Output, Option<Arc<rewrite::BatchEntry>>)>, AclError> {
-        let query = std::str::from_utf8(bytes).map_err(|_| AclError::syntax("the statement is not valid UTF-8"))?;
+        let query = std::str::from_utf8(bytes).map_err(|_| AclError::from(Syntax::NotUtf8))?;
         let tokens: Vec<Token> =
             raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
         let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
@@ -221,7 +221,7 @@ pub unsafe extern "C" fn acl_rs_rewrite(
         Ok(Some((out, None)))
     };
     let result = if n_tokens > MAX_TOKENS {
-        Ok(Err(AclError::refused("the statement is too long")))
+        Ok(Err(AclError::from(TooLarge::Statement)))
     } else if n_tokens > BIG_STATEMENT_TOKENS {
         on_big_stack(work)
     } else {
@@ -242,10 +242,10 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             REWRITTEN
         }
         Ok(Err(e)) => {
-            let code = match &e {
-                AclError::Refused(_) => REFUSED,
-                AclError::Syntax(_) => SYNTAX,
-                AclError::Invalid(_) | AclError::Internal(_) => INVALID,
+            let code = match e.class() {
+                Class::Refused => REFUSED,
+                Class::Syntax => SYNTAX,
+                Class::Invalid | Class::Internal => INVALID,
             };
             out.text = AclBuf::from(e.to_string());
             code

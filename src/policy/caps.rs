@@ -1,5 +1,5 @@
 //! Capabilities: five data capabilities held by default, explicit-only ones, and presets.
-use crate::error::{AclError, Result};
+use crate::error::{Invalid, Result};
 use std::fmt;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -71,11 +71,7 @@ impl Caps {
             .iter()
             .find(|(n, _)| *n == w)
             .map(|(_, c)| *c)
-            .ok_or_else(|| {
-                AclError::invalid(format!(
-                    "unknown capability \"{word}\" (known: select, insert, update, delete, merge, create, drop, temp, explain, secrets, lineage, manage, reader, writer, admin)"
-                ))
-            })
+            .ok_or_else(|| Invalid::UnknownCapability { word: word.to_string() }.into())
     }
 
     /// The capability's name, for messages; a set prints as a comma-separated list.

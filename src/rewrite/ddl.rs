@@ -11,7 +11,7 @@
 //! (no foreign keys) and AS SELECT is refused, so nothing names a table outside the decision.
 use super::relations::parts;
 use crate::authz::View;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, LacksCapability, NotGranted, On, Result, Unresolved, Unsupported};
 use crate::policy::{Caps, ObjKey, PhysName, DEFAULT_SCHEMA};
 use sqlparser::ast::helpers::stmt_create_table::CreateTableBuilder;
 use sqlparser::ast::{ColumnOption, CreateTable, CreateView, DataType, ObjectName, ObjectType, TableConstraint};
@@ -52,7 +52,7 @@ fn require_temp(view: &View<'_>) -> Result<()> {
     if view.holds_anywhere(Caps::TEMP) {
         Ok(())
     } else {
-        Err(AclError::refused(format!("{} lacks temp (temporary tables)", view.label)))
+        Err(LacksCapability { principal: view.label.to_string(), capabilities: Caps::TEMP.names(), on: On::TempTables }.into())
     }
 }
 
@@ -63,7 +63,7 @@ fn temp_for_create(view: &View<'_>, p: &[String]) -> Result<Placed> {
         [t] => Ok(temp_place(view, t)),
         [c, t] if c == TEMP => Ok(temp_place(view, t)),
         [c, s, t] if c == TEMP && s == DEFAULT_SCHEMA => Ok(temp_place(view, t)),
-        _ => Err(AclError::refused("a temporary table is named t or temp.t")),
+        _ => Err(Unsupported::TempTableName.into()),
     }
 }
 
@@ -83,29 +83,21 @@ fn in_schema(view: &View<'_>, p: &[String], needed: Caps) -> Result<Placed> {
     let key = match homes.len() {
         1 => homes.pop().expect("one"),
         0 if p.len() == 1 || view.sees_catalog(&p[0]) => {
-            return Err(AclError::refused(format!(
-                "\"{}\" is not in a virtual schema granted to {}",
-                p.join("."),
-                view.label
-            )))
+            return Err(NotGranted::Schema { name: p.join("."), principal: view.label.to_string() }.into())
         }
         0 => return Err(view.not_found(p)),
         _ => {
-            return Err(AclError::refused(format!(
-                "name \"{}\" is ambiguous: qualify it as catalog.schema.name",
-                p.join(".")
-            )))
+            return Err(Unresolved::AmbiguousName { name: p.join(".") }.into())
         }
     };
     let caps = view.schema_caps(&key.catalog, &key.schema).unwrap_or(Caps::NONE);
     if !caps.contains(needed) {
-        return Err(AclError::refused(format!(
-            "{} lacks {} on schema {}.{}",
-            view.label,
-            needed.minus(caps),
-            key.catalog,
-            key.schema
-        )));
+        return Err(LacksCapability {
+            principal: view.label.to_string(),
+            capabilities: needed.minus(caps).names(),
+            on: On::Schema(format!("{}.{}", key.catalog, key.schema)),
+        }
+        .into());
     }
     let vs = view.policy.virtual_schema(&key.catalog, &key.schema).expect("filtered above");
     Ok(Placed { phys: PhysName { db: vs.db.clone(), schema: vs.schema.clone(), name: key.name.clone() }, key })
@@ -165,7 +157,7 @@ fn check_view_form(cv: &CreateView) -> Result<()> {
         && cv.to.is_none()
         && cv.params.is_none();
     if !plain {
-        return Err(AclError::refused("this CREATE VIEW form is not supported"));
+        return Err(Unsupported::CreateView.into());
     }
     Ok(())
 }
@@ -173,7 +165,7 @@ fn check_view_form(cv: &CreateView) -> Result<()> {
 /// `DROP TABLE|VIEW [IF EXISTS] name, …` (no CASCADE: it would drop what depends on the object).
 pub(super) fn drop(view: &View<'_>, object_type: &ObjectType, names: &[ObjectName], plain: bool) -> Result<Vec<Placed>> {
     if !matches!(object_type, ObjectType::Table | ObjectType::View) || !plain {
-        return Err(AclError::refused("this DROP form is not supported"));
+        return Err(Unsupported::Drop.into());
     }
     names
         .iter()
@@ -190,7 +182,7 @@ pub(super) fn drop(view: &View<'_>, object_type: &ObjectType, names: &[ObjectNam
 /// Only columns, constraints and AS SELECT: rebuilt from those alone, the statement must come out
 /// the same, so any other clause (LIKE, CLONE, options, …) is refused without being listed here.
 fn check_table_form(ct: &CreateTable) -> Result<()> {
-    let unsupported = || AclError::refused("this CREATE TABLE form is not supported");
+    let unsupported = || AclError::from(Unsupported::CreateTable);
     let rebuilt = CreateTableBuilder::new(ct.name.clone())
         .or_replace(ct.or_replace)
         .temporary(ct.temporary)
@@ -205,7 +197,7 @@ fn check_table_form(ct: &CreateTable) -> Result<()> {
     for c in &ct.columns {
         // A qualified type name reaches into some database's catalog.
         if matches!(&c.data_type, DataType::Custom(name, _) if name.0.len() > 1) {
-            return Err(AclError::refused("a column type must not be qualified"));
+            return Err(Unsupported::QualifiedColumnType.into());
         }
         for o in &c.options {
             match o.option {
@@ -215,14 +207,14 @@ fn check_table_form(ct: &CreateTable) -> Result<()> {
                 | ColumnOption::PrimaryKey(_)
                 | ColumnOption::Unique(_)
                 | ColumnOption::Check(_) => {}
-                _ => return Err(AclError::refused("this column option is not supported")),
+                _ => return Err(Unsupported::ColumnOption.into()),
             }
         }
     }
     for t in &ct.constraints {
         match t {
             TableConstraint::PrimaryKey(_) | TableConstraint::Unique(_) | TableConstraint::Check(_) => {}
-            _ => return Err(AclError::refused("this table constraint is not supported")),
+            _ => return Err(Unsupported::TableConstraint.into()),
         }
     }
     Ok(())

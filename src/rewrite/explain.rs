@@ -9,7 +9,7 @@
 use super::ddl::TEMP;
 use super::Decision;
 use crate::authz::View;
-use crate::error::{AclError, Result};
+use crate::error::{LacksCapability, On, Result};
 use crate::policy::Caps;
 
 pub(super) fn require(view: &View<'_>, decision: &Decision) -> Result<()> {
@@ -22,10 +22,15 @@ pub(super) fn require(view: &View<'_>, decision: &Decision) -> Result<()> {
         if view.holds_anywhere(Caps::EXPLAIN) {
             return Ok(());
         }
-        return Err(AclError::refused(format!("{} lacks explain", view.label)));
+        return Err(LacksCapability { principal: view.label.to_string(), capabilities: Caps::EXPLAIN.names(), on: On::Anything }.into());
     }
     match catalogs.iter().find(|c| !view.holds_on_catalog(c, Caps::EXPLAIN)) {
-        Some(c) => Err(AclError::refused(format!("{} lacks explain on {c}", view.label))),
+        Some(c) => Err(LacksCapability {
+            principal: view.label.to_string(),
+            capabilities: Caps::EXPLAIN.names(),
+            on: On::Catalog(c.to_string()),
+        }
+        .into()),
         None => Ok(()),
     }
 }

@@ -4,8 +4,8 @@
 //! so a macro named like a built-in in the search path cannot capture the call. Calls of virtual
 //! functions are replaced by markers here and expanded after `relations` (see `virtual_fns`).
 use super::Decision;
-use crate::authz::{Principal, View};
-use crate::error::{AclError, Result};
+use crate::authz::{Granted, Principal, Used, View};
+use crate::error::{AclError, BadCall, FunctionNotPermitted, LacksCapability, On, Result, Unsupported};
 use crate::policy::categories::sql_value_function;
 use crate::policy::functions::{Admission, FnKey, FnKind, FunctionPolicy, VirtualFunction};
 use crate::policy::{norm, Caps, ObjKey, Policy, DEFAULT_SCHEMA};
@@ -64,7 +64,7 @@ impl<'p> FnGate<'p> {
 }
 
 fn not_permitted(shown: &str) -> AclError {
-    AclError::refused(format!("function \"{shown}\" is not permitted"))
+    FunctionNotPermitted::Named { name: shown.to_string() }.into()
 }
 
 /// A virtual function call waiting for expansion (after `relations`).
@@ -118,7 +118,7 @@ fn idents(name: &ObjectName) -> Result<Vec<&Ident>> {
         .iter()
         .map(|p| match p {
             ObjectNamePart::Identifier(i) => Ok(i),
-            _ => Err(AclError::refused("this form of function name is not supported")),
+            _ => Err(Unsupported::FunctionName.into()),
         })
         .collect()
 }
@@ -162,8 +162,14 @@ impl<'p> Gate<'_, '_, 'p> {
     fn virtual_call(&mut self, key: ObjKey, vf: &VirtualFunction, kind: FnKind) -> Result<ObjectName> {
         let caps = self.view.caps(&key).unwrap_or(Caps::NONE);
         if !caps.contains(Caps::SELECT) {
-            return Err(AclError::refused(format!("{} lacks select on {}", self.view.label, key)));
+            return Err(LacksCapability {
+                principal: self.view.label.to_string(),
+                capabilities: Caps::SELECT.names(),
+                on: On::Function(key.to_string()),
+            }
+            .into());
         }
+        crate::authz::grants::record(&mut self.decision.granted, &key, Caps::SELECT, self.view.grants(&key, Caps::SELECT));
         let marker = format!("{MARKER}{}", self.calls.len());
         self.calls.push(VirtualCall { key, kind, function: vf.clone() });
         Ok(ObjectName::from(vec![quoted(&marker)]))
@@ -184,36 +190,46 @@ impl<'p> Gate<'_, '_, 'p> {
                 self.decision.functions.push(parts);
                 return Ok(());
             }
-            FunctionArguments::Subquery(_) => return Err(AclError::refused("this form of function call is not supported")),
+            FunctionArguments::Subquery(_) => return Err(Unsupported::FunctionCall.into()),
             FunctionArguments::None => {
                 // CURRENT_DATE and friends without parentheses: DuckDB binds a column of that
                 // name first, so the word stays as written; the function it may call is gated.
                 return match (parts.len(), sql_value_function(&name)) {
                     (1, Some(fname)) => self.value_keyword(&name, fname),
-                    _ => Err(AclError::refused("this form of function call is not supported")),
+                    _ => Err(Unsupported::FunctionCall.into()),
                 };
             }
             FunctionArguments::List(_) => {}
         }
         if !matches!(f.parameters, FunctionArguments::None) {
-            return Err(AclError::refused("this form of function call is not supported"));
+            return Err(Unsupported::FunctionCall.into());
         }
         let lookup = parser_alias(&name, f);
         match self.resolve(&parts, lookup, FnKind::Scalar)? {
             Target::Host(key) => {
-                self.gate.admit(key, &name)?;
+                self.admit(key, &name)?;
                 self.emit(f, key, &name, lookup);
             }
             Target::Key(key) => {
-                self.gate.admit(&key, &name)?;
+                self.admit(&key, &name)?;
                 self.emit(f, &key, &name, lookup);
             }
             Target::Virtual(key, vf) => {
                 if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
-                    return Err(AclError::refused(format!("virtual function \"{name}\" takes no window or aggregate clauses")));
+                    return Err(BadCall::WindowClauses { name: name.to_string() }.into());
                 }
                 f.name = self.virtual_call(key, vf, FnKind::Scalar)?;
             }
+        }
+        Ok(())
+    }
+
+    /// The gate's admission of `key`, recorded once per key with the grants that admitted it.
+    fn admit(&mut self, key: &FnKey, shown: &str) -> Result<()> {
+        self.gate.admit(key, shown)?;
+        if !self.decision.granted.iter().any(|g| matches!(&g.used, Used::Function(k) if k == key)) {
+            let by = crate::authz::grants::function_grants(self.gate.fns, self.gate.roles.iter().copied(), key);
+            self.decision.granted.push(Granted { used: Used::Function(key.clone()), caps: Caps::SELECT, by });
         }
         Ok(())
     }
@@ -235,9 +251,7 @@ impl<'p> Gate<'_, '_, 'p> {
     fn value_keyword(&self, word: &str, fname: &str) -> Result<()> {
         match self.gate.fns.host.resolve(fname, FnKind::Scalar) {
             Some(f) if self.gate.admit(&f.key, word).is_ok() => Ok(()),
-            _ => Err(AclError::refused(format!(
-                "function \"{word}\" is not permitted (a column of that name must be qualified: t.{word})"
-            ))),
+            _ => Err(FunctionNotPermitted::BareWord { word: word.to_string() }.into()),
         }
     }
 
@@ -272,17 +286,17 @@ impl<'p> Gate<'_, '_, 'p> {
         }
         let TableFactor::Table { name, args: Some(args), .. } = tf else { return Ok(()) };
         if args.settings.is_some() {
-            return Err(AclError::refused("this form of table function call is not supported"));
+            return Err(Unsupported::TableFunctionCall.into());
         }
         let parts: Vec<String> = idents(name)?.iter().map(|i| norm(&i.value)).collect();
         let shown = parts.last().cloned().unwrap_or_default();
         *name = match self.resolve(&parts, &shown, FnKind::Table)? {
             Target::Host(key) => {
-                self.gate.admit(key, &shown)?;
+                self.admit(key, &shown)?;
                 qualified(key, &shown)
             }
             Target::Key(key) => {
-                self.gate.admit(&key, &shown)?;
+                self.admit(&key, &shown)?;
                 qualified(&key, &shown)
             }
             Target::Virtual(key, vf) => self.virtual_call(key, vf, FnKind::Table)?,
@@ -358,7 +372,7 @@ impl VisitorMut for Gate<'_, '_, '_> {
             Expr::CompoundFieldAccess { access_chain, .. }
                 if access_chain.iter().any(|a| matches!(a, AccessExpr::Dot(Expr::Function(_)))) =>
             {
-                Err(AclError::refused("method-call syntax (x.f()) is not supported; write f(x)"))
+                Err(Unsupported::MethodCall.into())
             }
             _ => Ok(()),
         };

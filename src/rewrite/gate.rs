@@ -1,6 +1,6 @@
 //! Rule: the statement gate. Under a principal only the statement types that have a rewrite
 //! rule run; everything else is refused by name.
-use crate::error::{AclError, Result};
+use crate::error::{Result, StatementNotPermitted, Unsupported};
 use sqlparser::ast::{DescribeAlias, ObjectType, Statement};
 
 /// What the gate decided for a statement.
@@ -36,7 +36,7 @@ pub(super) fn check(stmt: &mut Statement) -> Result<Gate> {
             if explainable(statement) =>
         {
             if *verbose || *query_plan || *estimate || format.is_some() || options.is_some() {
-                return Err(AclError::refused("this EXPLAIN form is not supported"));
+                return Err(Unsupported::Explain.into());
             }
             Ok(Gate::Explain)
         }
@@ -51,7 +51,7 @@ pub(super) fn check(stmt: &mut Statement) -> Result<Gate> {
         Statement::StartTransaction { .. } | Statement::Commit { .. } | Statement::Rollback { savepoint: None, .. } => {
             Ok(Gate::AsIs)
         }
-        other => Err(AclError::refused(format!("statement type {} is not permitted", kind(other)))),
+        other => Err(StatementNotPermitted::Kind { kind: kind(other) }.into()),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The statement gate (spec 005): EXPLAIN, temporary tables, CREATE/DROP in virtual schemas.
 use super::{statement, FnGate};
 use crate::authz::{Principal, View};
+use crate::error::{AclError, LacksCapability, On, FunctionNotPermitted, NotGranted, StatementNotPermitted, TypeNotPermitted, Unsupported};
 use crate::policy::{Caps, Catalog, CatalogGrant, PhysName, Policy, Relation, RelationKind, Role, VirtualSchema};
 
 fn grant(caps: Caps, main: bool) -> CatalogGrant {
@@ -77,11 +78,21 @@ fn view_rewrites_to(role: &str, sql: &str, head: &str, tail: &str) {
 }
 
 #[track_caller]
-fn refused(role: &str, sql: &str, message_part: &str) {
-    let err = run(role, sql).unwrap_err().to_string();
-    assert!(err.starts_with("acl: "), "{err}");
-    assert!(err.contains(message_part), "{err:?} does not contain {message_part:?}");
+fn refused(role: &str, sql: &str, expected: impl Fn(&AclError) -> bool) {
+    let err = run(role, sql).unwrap_err();
+    assert!(expected(&err), "{sql}: {err:?}");
+    let err = err.to_string();
     assert!(!err.contains("phys") && !err.contains("hrdb") && !err.contains("lakedb") && !err.contains("raw"), "{err}");
+}
+
+/// The function gate refused `name`, as the principal wrote it.
+fn not_permitted(name: &'static str) -> impl Fn(&AclError) -> bool {
+    move |e| matches!(e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { name: n }) if n == name)
+}
+
+/// The one refusal for an unknown, physical or ungranted table, naming `name` as written.
+fn not_granted(name: &'static str) -> impl Fn(&AclError) -> bool {
+    move |e| matches!(e, AclError::NotGranted(NotGranted::Table { name: n }) if n == name)
 }
 
 #[test]
@@ -93,16 +104,16 @@ fn explain_needs_explain_on_every_catalog_touched() {
         r#"EXPLAIN ANALYZE SELECT * FROM "lakedb"."raw"."events" AS "events""#,
     );
     rewrites_to("engineer", "EXPLAIN SELECT 1", "EXPLAIN SELECT 1");
-    refused("analyst", "EXPLAIN SELECT * FROM orders", "role \"analyst\" lacks explain on sales");
-    refused("analyst", "EXPLAIN SELECT 1", "role \"analyst\" lacks explain");
-    refused("engineer", "EXPLAIN SELECT * FROM orders, hr.people", "role \"engineer\" lacks explain on hr");
-    refused("engineer", "EXPLAIN SELECT * FROM (SELECT * FROM hr.people) x", "lacks explain on hr");
+    refused("analyst", "EXPLAIN SELECT * FROM orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Catalog(on), .. }) if capabilities == &["explain"] && on == "sales"));
+    refused("analyst", "EXPLAIN SELECT 1", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Anything, .. }) if capabilities == &["explain"]));
+    refused("engineer", "EXPLAIN SELECT * FROM orders, hr.people", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Catalog(on), .. }) if capabilities == &["explain"] && on == "hr"));
+    refused("engineer", "EXPLAIN SELECT * FROM (SELECT * FROM hr.people) x", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Catalog(on), .. }) if capabilities == &["explain"] && on == "hr"));
     // the inner statement is checked as without EXPLAIN
-    refused("engineer", "EXPLAIN DELETE FROM orders", "lacks delete on sales.orders");
-    refused("engineer", "EXPLAIN SELECT * FROM phys.main.orders", "a table reference names a catalog");
+    refused("engineer", "EXPLAIN DELETE FROM orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["delete"] && on == "sales.orders"));
+    refused("engineer", "EXPLAIN SELECT * FROM phys.main.orders", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     // only plain forms, and only of statements that are rewritten
-    refused("engineer", "EXPLAIN (FORMAT json) SELECT 1", "EXPLAIN");
-    refused("engineer", "EXPLAIN CREATE TABLE sales.lake.t (a INT)", "statement type EXPLAIN is not permitted");
+    refused("engineer", "EXPLAIN (FORMAT json) SELECT 1", |e| matches!(e, AclError::Unsupported(Unsupported::Explain)));
+    refused("engineer", "EXPLAIN CREATE TABLE sales.lake.t (a INT)", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
 }
 
 #[test]
@@ -127,7 +138,7 @@ fn temp_tables_are_mangled_per_principal() {
     let other = temp("engineer", "x");
     let bare = other.rsplit('.').next().unwrap().trim_matches('"').to_string();
     assert!(bare.starts_with("__acl"), "{bare}");
-    refused("engineer", &format!("SELECT * FROM temp.{bare}"), "names starting with \"__acl\" are reserved");
+    refused("engineer", &format!("SELECT * FROM temp.{bare}"), |e| matches!(e, AclError::Unsupported(Unsupported::ReservedName)));
 }
 
 #[test]
@@ -152,17 +163,17 @@ fn temp_prefix_differs_by_roles_and_claims() {
 
 #[test]
 fn temp_needs_temp() {
-    refused("analyst", "CREATE TEMP TABLE scratch (a INT)", "role \"analyst\" lacks temp");
-    refused("analyst", "CREATE TABLE temp.scratch (a INT)", "role \"analyst\" lacks temp");
-    refused("analyst", "CREATE TEMP VIEW v AS SELECT 1", "role \"analyst\" lacks temp");
+    refused("analyst", "CREATE TEMP TABLE scratch (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::TempTables, .. }) if capabilities == &["temp"]));
+    refused("analyst", "CREATE TABLE temp.scratch (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::TempTables, .. }) if capabilities == &["temp"]));
+    refused("analyst", "CREATE TEMP VIEW v AS SELECT 1", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::TempTables, .. }) if capabilities == &["temp"]));
     // without temp, temp.t is a name like any other: not granted
-    refused("analyst", "SELECT * FROM temp.scratch", "a table reference names a catalog");
-    refused("analyst", "DROP TABLE temp.scratch", "a table reference names a catalog");
+    refused("analyst", "SELECT * FROM temp.scratch", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
+    refused("analyst", "DROP TABLE temp.scratch", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     // without temp a bare unknown name is just unknown
-    refused("analyst", "SELECT * FROM scratch", "table \"scratch\" does not exist or is not granted");
+    refused("analyst", "SELECT * FROM scratch", not_granted("scratch"));
     // the AS SELECT part is checked like any read
-    refused("engineer", "CREATE TEMP TABLE s AS SELECT * FROM phys.main.orders", "a table reference names a catalog");
-    refused("engineer", "CREATE TEMP TABLE s AS SELECT * FROM read_csv('/etc/passwd')", "function \"read_csv\" is not permitted");
+    refused("engineer", "CREATE TEMP TABLE s AS SELECT * FROM phys.main.orders", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
+    refused("engineer", "CREATE TEMP TABLE s AS SELECT * FROM read_csv('/etc/passwd')", not_permitted("read_csv"));
 }
 
 #[test]
@@ -180,27 +191,27 @@ fn create_and_drop_in_a_virtual_schema() {
     // names in the virtual schema resolve live, RENAME form, with the schema grant's caps
     rewrites_to("engineer", "INSERT INTO lake.t VALUES (1)", r#"INSERT INTO "lakedb"."raw"."t" VALUES (1)"#);
     rewrites_to("lakereader", "SELECT * FROM sales.lake.anything", r#"SELECT * FROM "lakedb"."raw"."anything" AS "anything""#);
-    refused("lakereader", "DELETE FROM sales.lake.anything", "role \"lakereader\" lacks delete on sales.lake.anything");
+    refused("lakereader", "DELETE FROM sales.lake.anything", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Object(on), .. }) if capabilities == &["delete"] && on == "sales.lake.anything"));
 }
 
 #[test]
 fn create_and_drop_are_refused_without_their_capability() {
-    refused("lakereader", "CREATE TABLE sales.lake.t (a INT)", "role \"lakereader\" lacks create on schema sales.lake");
-    refused("lakereader", "DROP TABLE sales.lake.t", "role \"lakereader\" lacks drop on schema sales.lake");
-    refused("lakereader", "CREATE OR REPLACE TABLE sales.lake.t (a INT)", "lacks create, drop on schema sales.lake");
+    refused("lakereader", "CREATE TABLE sales.lake.t (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["create"] && on == "sales.lake"));
+    refused("lakereader", "DROP TABLE sales.lake.t", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["drop"] && on == "sales.lake"));
+    refused("lakereader", "CREATE OR REPLACE TABLE sales.lake.t (a INT)", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["create", "drop"] && on == "sales.lake"));
     // not in a virtual schema: a listed object, the catalog's main schema, another catalog
-    refused("engineer", "CREATE TABLE sales.t (a INT)", "\"sales.t\" is not in a virtual schema granted");
-    refused("engineer", "DROP TABLE orders", "\"orders\" is not in a virtual schema granted");
-    refused("engineer", "CREATE TABLE hr.people2 (a INT)", "not in a virtual schema granted");
+    refused("engineer", "CREATE TABLE sales.t (a INT)", |e| matches!(e, AclError::NotGranted(NotGranted::Schema { .. })));
+    refused("engineer", "DROP TABLE orders", |e| matches!(e, AclError::NotGranted(NotGranted::Schema { .. })));
+    refused("engineer", "CREATE TABLE hr.people2 (a INT)", |e| matches!(e, AclError::NotGranted(NotGranted::Schema { .. })));
     // a physical name is never a place
-    refused("engineer", "CREATE TABLE lakedb.raw.t (a INT)", "a table reference names a catalog");
-    refused("engineer", "CREATE TABLE phys.main.t AS SELECT 1", "a table reference names a catalog");
+    refused("engineer", "CREATE TABLE lakedb.raw.t (a INT)", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
+    refused("engineer", "CREATE TABLE phys.main.t AS SELECT 1", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
     // the AS SELECT part reads only what the principal may read
-    refused("engineer", "CREATE TABLE sales.lake.t AS SELECT * FROM lakedb.raw.x", "a table reference names a catalog");
-    refused("lakereader", "CREATE VIEW sales.lake.v AS SELECT * FROM sales.orders", "lacks create");
+    refused("engineer", "CREATE TABLE sales.lake.t AS SELECT * FROM lakedb.raw.x", |e| matches!(e, AclError::NotGranted(NotGranted::Catalog { .. })));
+    refused("lakereader", "CREATE VIEW sales.lake.v AS SELECT * FROM sales.orders", |e| matches!(e, AclError::LacksCapability(LacksCapability { capabilities, on: On::Schema(on), .. }) if capabilities == &["create"] && on == "sales.lake"));
     // a view other principals may read must not read this principal's temporary tables
-    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM temp.scratch", "cannot read a temporary table");
-    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM orders, scratch", "cannot read a temporary table");
+    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM temp.scratch", |e| matches!(e, AclError::Unsupported(Unsupported::PersistentViewOfTemp)));
+    refused("engineer", "CREATE VIEW sales.lake.v AS SELECT * FROM orders, scratch", |e| matches!(e, AclError::Unsupported(Unsupported::PersistentViewOfTemp)));
     let t = temp("engineer", "scratch");
     let v = temp("engineer", "v");
     view_rewrites_to("engineer", "CREATE TEMP VIEW v AS SELECT * FROM scratch",
@@ -209,15 +220,15 @@ fn create_and_drop_are_refused_without_their_capability() {
 
 #[test]
 fn only_plain_ddl_forms() {
-    refused("engineer", "CREATE TABLE sales.lake.t (a INT REFERENCES orders (id))", "column option is not supported");
-    refused("engineer", "CREATE TABLE sales.lake.t (a INT, FOREIGN KEY (a) REFERENCES orders (id))", "table constraint is not supported");
-    refused("engineer", "CREATE TABLE sales.lake.t (a physdb.main.mytype)", "type \"mytype\" is not permitted");
-    refused("engineer", "DROP TABLE sales.lake.t CASCADE", "this DROP form is not supported");
-    refused("engineer", "DROP SCHEMA sales.lake", "statement type DROP SCHEMA is not permitted");
-    refused("engineer", "CREATE SCHEMA lakedb.other", "statement type CREATE SCHEMA is not permitted");
-    refused("engineer", "CREATE INDEX i ON sales.lake.t (a)", "statement type CREATE INDEX is not permitted");
-    refused("engineer", "CREATE SEQUENCE s", "statement type CREATE SEQUENCE is not permitted");
-    refused("engineer", "CREATE SECRET s (TYPE s3)", "not permitted");
-    refused("engineer", "CREATE MACRO m() AS 1", "statement type CREATE MACRO is not permitted");
-    refused("engineer", "ALTER TABLE sales.lake.t ADD COLUMN b INT", "statement type ALTER TABLE is not permitted");
+    refused("engineer", "CREATE TABLE sales.lake.t (a INT REFERENCES orders (id))", |e| matches!(e, AclError::Unsupported(Unsupported::ColumnOption)));
+    refused("engineer", "CREATE TABLE sales.lake.t (a INT, FOREIGN KEY (a) REFERENCES orders (id))", |e| matches!(e, AclError::Unsupported(Unsupported::TableConstraint)));
+    refused("engineer", "CREATE TABLE sales.lake.t (a physdb.main.mytype)", |e| matches!(e, AclError::TypeNotPermitted(TypeNotPermitted::Named { .. })));
+    refused("engineer", "DROP TABLE sales.lake.t CASCADE", |e| matches!(e, AclError::Unsupported(Unsupported::Drop)));
+    refused("engineer", "DROP SCHEMA sales.lake", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    refused("engineer", "CREATE SCHEMA lakedb.other", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    refused("engineer", "CREATE INDEX i ON sales.lake.t (a)", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    refused("engineer", "CREATE SEQUENCE s", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    refused("engineer", "CREATE SECRET s (TYPE s3)", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    refused("engineer", "CREATE MACRO m() AS 1", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    refused("engineer", "ALTER TABLE sales.lake.t ADD COLUMN b INT", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
 }

@@ -11,7 +11,7 @@
 //! each object's exposed query in the caller's context for its column types.
 use super::Decision;
 use crate::authz::{ObjectType, Principal, View};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, BadCall, Result};
 use crate::policy::{norm, Policy, RelationKind};
 use crate::sqltext::ident;
 use sqlparser::ast::{
@@ -232,7 +232,7 @@ fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
     if found.is_some() {
         if let TableFactor::Table { args: Some(a), .. } = tf {
             if !a.args.is_empty() || a.settings.is_some() {
-                return Err(AclError::refused(format!("function \"{}\" takes no arguments", p[p.len() - 1])));
+                return Err(BadCall::TakesNoArguments { name: p[p.len() - 1].to_string() }.into());
             }
         }
     }

@@ -41,7 +41,7 @@ pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};
 
 use crate::authz::{Principal, View};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, StatementNotPermitted, Syntax};
 use crate::policy::{PhysName, Policy};
 use crate::prefix::{Batch, Prefix};
 use sqlparser::ast::Statement;
@@ -74,6 +74,8 @@ pub struct Decision {
     pub catalogs: Vec<String>,
     /// What the rules may still add before the batch passes `acl_max_rewrite_bytes`.
     pub room: Room,
+    /// For every object and function the statement uses, the grants that allowed it (`authz::grants`).
+    pub granted: Vec<crate::authz::Granted>,
 }
 
 /// `acl_max_rewrite_bytes` as a length.
@@ -241,11 +243,11 @@ pub fn batch(
             // (nor will the policy store of later issues join one): refused inside an explicit
             // transaction, here and again when acl_exec runs (a statement prepared before).
             if settings.in_transaction {
-                return Err(AclError::refused(MANAGEMENT_IN_TRANSACTION));
+                return Err(StatementNotPermitted::ManagementInTransaction.into());
             }
             for s in &batch.statements {
                 if !crate::admin::is_management(s) {
-                    return Err(AclError::refused("ACL ADMIN takes only management statements"));
+                    return Err(StatementNotPermitted::AdminTakesManagementOnly.into());
                 }
                 let cmd = crate::admin::parse(s)?; // syntax errors now, not at execution
                 for check in crate::admin::validate::checks(policy, &cmd)? {
@@ -272,14 +274,15 @@ pub fn batch(
             // 0 means "no limit": a token that expired at the epoch still expires.
             expires = if exp == 0 { -1 } else { exp };
         }
-        Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
+        Prefix::Session(_) => return Err(StatementNotPermitted::Session.into()),
     }
     // A principal's batch always has a blob (its errors are all translated); management has none.
     let names = if reuse.is_some() { errors::names_blob(&mut names) } else { String::new() };
     Ok(Output { sql, statements, names, checks, version: policy.version, expires, reuse, principal })
 }
 
-/// The refusal of a management statement inside an explicit transaction (also `acl_exec`'s).
+/// The text of `StatementNotPermitted::ManagementInTransaction`, the refusal of a management
+/// statement inside an explicit transaction (also `acl_exec`'s).
 pub const MANAGEMENT_IN_TRANSACTION: &str = "management statements run in their own transaction; COMMIT or ROLLBACK first";
 
 /// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
@@ -420,7 +423,8 @@ fn statement_with_names(
     if let gate::Gate::Explain = gate {
         explain::require(view, &decision)?;
     }
-    let allowed = Allowed::rewritten(kind, &decision);
+    let mut allowed = Allowed::rewritten(kind, &decision);
+    allowed.granted = std::mem::take(&mut decision.granted);
     // Physical tables no rule mapped to a name of the principal's (a virtual function's body)
     // are reported as "(hidden)".
     let hidden = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
@@ -482,7 +486,7 @@ fn parse_one(sql: &str) -> Result<Statement> {
         .map_err(parse_error)?;
     match stmts.len() {
         1 => Ok(stmts.pop().expect("one statement")),
-        _ => Err(AclError::syntax("could not parse the statement as a single statement")),
+        _ => Err(Syntax::NotOneStatement.into()),
     }
 }
 
@@ -491,9 +495,9 @@ fn parse_error(e: ParserError) -> AclError {
     let msg = e.to_string();
     let at = msg.rfind(" at Line: ").map(|i| &msg[i + 1..]);
     match (e, at) {
-        (ParserError::RecursionLimitExceeded, _) => AclError::syntax("the statement is nested too deeply"),
-        (_, Some(at)) => AclError::syntax(format!("could not parse the statement ({at})")),
-        _ => AclError::syntax("could not parse the statement"),
+        (ParserError::RecursionLimitExceeded, _) => Syntax::TooDeep.into(),
+        (_, Some(at)) => Syntax::Statement { at: Some(at.to_string()) }.into(),
+        _ => Syntax::Statement { at: None }.into(),
     }
 }
 
@@ -507,3 +511,5 @@ mod gate_tests;
 mod txn_tests;
 #[cfg(test)]
 mod view_tests;
+#[cfg(test)]
+mod grant_tests;

@@ -7,7 +7,7 @@
 //! token DuckDB reads back: a single-quoted string holding a quote is printed dollar-quoted
 //! (`$acl$…$acl$`, exact for any content), and a quoted identifier or another quoted literal kind
 //! that cannot print faithfully is refused.
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, Unsupported};
 use sqlparser::ast::{DollarQuotedString, Ident, Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
 use std::ops::ControlFlow;
 
@@ -44,8 +44,8 @@ fn tag_for(value: &str) -> String {
     tag
 }
 
-fn unprintable(what: &str) -> AclError {
-    AclError::refused(format!("{what} holding a quote after a backslash or two quotes in a row is not supported"))
+fn unprintable(what: &'static str) -> AclError {
+    Unsupported::Unprintable { what }.into()
 }
 
 impl VisitorMut for Printable {
@@ -78,7 +78,7 @@ impl VisitorMut for Printable {
 
     fn post_visit_ident(&mut self, ident: &mut Ident) -> ControlFlow<AclError> {
         match ident.quote_style {
-            Some('[') => ControlFlow::Break(AclError::refused("identifiers in [brackets] are not supported")),
+            Some('[') => ControlFlow::Break(Unsupported::BracketIdentifier.into()),
             Some(q) if !prints_faithfully(&ident.value, q) => ControlFlow::Break(unprintable("a quoted name")),
             _ => ControlFlow::Continue(()),
         }

@@ -11,7 +11,7 @@ use super::ddl::{self, Placed};
 use super::writes::{self, WriteSlice};
 use super::Decision;
 use crate::authz::View;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, FunctionNotPermitted, ReadOnly, Result, SlicedWrite, StatementNotPermitted, Unsupported};
 use crate::policy::{norm, Caps, PhysName, RelationKind};
 use crate::sqltext::{quoted, quoted_name};
 use sqlparser::ast::{
@@ -77,7 +77,7 @@ pub(super) fn parts(name: &ObjectName) -> Result<Vec<String>> {
         .iter()
         .map(|p| match p {
             ObjectNamePart::Identifier(i) => Ok(norm(&i.value)),
-            _ => Err(AclError::refused("this form of table name is not supported")),
+            _ => Err(Unsupported::TableName.into()),
         })
         .collect()
 }
@@ -111,10 +111,10 @@ impl Resolver<'_, '_, '_> {
 
     /// Resolves the single table a DML statement writes, checks `needed`, rewrites it in place;
     /// returns the virtual name and the write check its grants' slices demand.
-    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &str) -> Result<(String, Option<WriteSlice>)> {
+    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &'static str) -> Result<(String, Option<WriteSlice>)> {
         let p = parts(name)?;
         if self.cte(&p).is_some() {
-            return Err(AclError::refused(format!("the target of {verb} must be a table, not a CTE")));
+            return Err(Unsupported::CteTarget { verb }.into());
         }
         if let Some(t) = ddl::temp_table(self.view, &p)? {
             let shown = t.key.name.clone();
@@ -123,8 +123,9 @@ impl Resolver<'_, '_, '_> {
         }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
+        crate::authz::grants::record(&mut self.decision.granted, &resolved.key, needed, self.view.grants(&resolved.key, needed));
         let RelationKind::Table(phys) = &resolved.relation.kind else {
-            return Err(AclError::refused(format!("{} is a view and read-only", resolved.key)));
+            return Err(ReadOnly::View { object: resolved.key.to_string() }.into());
         };
         let write = writes::for_target(self.view, &resolved, phys, &self.view.layers(&resolved, needed)?)?;
         if let Some(w) = &write {
@@ -148,21 +149,21 @@ impl Resolver<'_, '_, '_> {
     }
 
     /// A target in FROM position (UPDATE, DELETE, MERGE); returns the alias it is known by.
-    fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &str) -> Result<(String, Option<WriteSlice>)> {
+    fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &'static str) -> Result<(String, Option<WriteSlice>)> {
         match tf {
             TableFactor::Table { name, alias, args: None, .. } => {
                 let (virtual_name, write) = self.target(name, needed, verb)?;
                 let alias = alias.get_or_insert_with(|| alias_as(&virtual_name));
                 Ok((alias.name.value.clone(), write))
             }
-            _ => Err(AclError::refused(format!("the target of {verb} must be a table"))),
+            _ => Err(Unsupported::NotATableTarget { verb }.into()),
         }
     }
 
-    fn single_target<'a>(&self, from: &'a mut [TableWithJoins], verb: &str) -> Result<&'a mut TableFactor> {
+    fn single_target<'a>(&self, from: &'a mut [TableWithJoins], verb: &'static str) -> Result<&'a mut TableFactor> {
         match from {
             [t] if t.joins.is_empty() => Ok(&mut t.relation),
-            _ => Err(AclError::refused(format!("{verb} must name exactly one target table"))),
+            _ => Err(Unsupported::OneTarget { verb }.into()),
         }
     }
 
@@ -209,26 +210,26 @@ impl Resolver<'_, '_, '_> {
                         needed = needed.union(Caps::UPDATE);
                     }
                 } else if ins.on.is_some() {
-                    return Err(AclError::refused("this INSERT form is not supported"));
+                    return Err(Unsupported::Insert.into());
                 }
                 match ins.or {
                     None | Some(SqliteOnConflict::Ignore) => {}
                     Some(SqliteOnConflict::Replace) => needed = needed.union(Caps::UPDATE),
-                    Some(_) => return Err(AclError::refused("this INSERT form is not supported")),
+                    Some(_) => return Err(Unsupported::Insert.into()),
                 }
                 if ins.returning.is_some() {
                     needed = needed.union(Caps::SELECT);
                 }
                 if ins.output.is_some() || ins.partitioned.is_some() || ins.overwrite {
-                    return Err(AclError::refused("this INSERT form is not supported"));
+                    return Err(Unsupported::Insert.into());
                 }
                 let TableObject::TableName(name) = &mut ins.table else {
-                    return Err(AclError::refused("the target of INSERT must be a table"));
+                    return Err(Unsupported::NotATableTarget { verb: "INSERT" }.into());
                 };
                 let (_, write) = self.target(name, needed, "INSERT")?;
                 if let Some(w) = write {
                     if needed.contains(Caps::UPDATE) {
-                        return Err(AclError::refused("INSERT … ON CONFLICT DO UPDATE and INSERT OR REPLACE are not supported on a sliced target"));
+                        return Err(SlicedWrite::Upsert.into());
                     }
                     w.insert(ins)?;
                 }
@@ -240,7 +241,7 @@ impl Resolver<'_, '_, '_> {
                     needed = needed.union(Caps::SELECT);
                 }
                 if up.output.is_some() || up.or.is_some() || up.limit.is_some() || !up.order_by.is_empty() {
-                    return Err(AclError::refused("this UPDATE form is not supported"));
+                    return Err(Unsupported::Update.into());
                 }
                 let tf = self.single_target(std::slice::from_mut(&mut up.table), "UPDATE")?;
                 let (alias, write) = self.target_factor(tf, needed, "UPDATE")?;
@@ -255,7 +256,7 @@ impl Resolver<'_, '_, '_> {
                     needed = needed.union(Caps::SELECT);
                 }
                 if !del.tables.is_empty() || del.output.is_some() || del.limit.is_some() || !del.order_by.is_empty() {
-                    return Err(AclError::refused("this DELETE form is not supported"));
+                    return Err(Unsupported::Delete.into());
                 }
                 let from = match &mut del.from {
                     FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
@@ -272,7 +273,7 @@ impl Resolver<'_, '_, '_> {
                 match &m.output {
                     None => {}
                     Some(OutputClause::Returning { .. }) => needed = needed.union(Caps::SELECT),
-                    Some(_) => return Err(AclError::refused("MERGE … OUTPUT is not supported")),
+                    Some(_) => return Err(Unsupported::MergeOutput.into()),
                 }
                 let (alias, write) = self.target_factor(&mut m.table, needed, "MERGE")?;
                 if let Some(w) = write {
@@ -280,7 +281,7 @@ impl Resolver<'_, '_, '_> {
                 }
                 Ok(())
             }
-            other => Err(AclError::refused(format!("statement type {} is not permitted here", super::gate::kind(other)))),
+            other => Err(StatementNotPermitted::KindHere { kind: super::gate::kind(other) }.into()),
         }
     }
 
@@ -296,11 +297,11 @@ impl Resolver<'_, '_, '_> {
             frame.recursive = with.recursive;
             for cte in &mut with.cte_tables {
                 if cte.from.is_some() {
-                    return Err(AclError::refused("this CTE form is not supported"));
+                    return Err(Unsupported::Cte.into());
                 }
                 let name = norm(&cte.alias.name.value);
                 if frame.ctes.iter().any(|c| c.name == name) {
-                    return Err(AclError::refused(format!("CTE \"{name}\" is defined twice")));
+                    return Err(Unsupported::CteTwice { name }.into());
                 }
                 self.next_cte += 1;
                 let renamed = format!("__acl_cte{}_{}", self.next_cte, name);
@@ -310,7 +311,7 @@ impl Resolver<'_, '_, '_> {
             }
         }
         if !q.pipe_operators.is_empty() {
-            return Err(AclError::refused("pipe syntax is not supported"));
+            return Err(Unsupported::Pipe.into());
         }
         check_set_expr(&q.body)?;
         self.frames.push(frame);
@@ -335,7 +336,7 @@ impl Resolver<'_, '_, '_> {
                 if args.is_some() {
                     // A table function: the function gate already admitted and qualified it.
                     if !self.decision.table_functions.contains(name) {
-                        return Err(AclError::refused("this table function is not permitted"));
+                        return Err(FunctionNotPermitted::TableFunction.into());
                     }
                     self.handled.insert(addr(name));
                     return Ok(());
@@ -354,7 +355,7 @@ impl Resolver<'_, '_, '_> {
                 }
                 if let Some(t) = ddl::temp_table(self.view, &p)? {
                     if self.persistent_view {
-                        return Err(AclError::refused("a view that is not temporary cannot read a temporary table"));
+                        return Err(Unsupported::PersistentViewOfTemp.into());
                     }
                     if alias.is_none() {
                         *alias = Some(alias_as(&t.key.name));
@@ -365,6 +366,8 @@ impl Resolver<'_, '_, '_> {
                 let resolved = self.view.resolve(&p)?;
                 self.view.require(&resolved, Caps::SELECT)?;
                 let layers = self.view.layers(&resolved, Caps::SELECT)?;
+                let by = self.view.grants(&resolved.key, Caps::SELECT);
+                crate::authz::grants::record(&mut self.decision.granted, &resolved.key, Caps::SELECT, by);
                 let alias = alias.take().unwrap_or_else(|| alias_as(&resolved.key.name));
                 if let (RelationKind::Table(phys), true) = (&resolved.relation.kind, layers.is_empty()) {
                     *name = physical_name(phys);
@@ -393,7 +396,7 @@ impl Resolver<'_, '_, '_> {
                 (subquery, alias)
             }
             TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } | TableFactor::UNNEST { .. } => return Ok(()),
-            _ => return Err(AclError::refused("this kind of FROM item is not supported")),
+            _ => return Err(Unsupported::FromItem.into()),
         };
         let (subquery, alias) = sliced;
         // The visitor walks into the new subquery next: it is the policy's own SQL (the object's
@@ -435,8 +438,8 @@ impl sqlparser::ast::Visitor for MapNames<'_, '_> {
 /// this rule can see, so both are refused.
 fn check_set_expr(body: &SetExpr) -> Result<()> {
     match body {
-        SetExpr::Table(_) => Err(AclError::refused("TABLE <name> is not supported; use SELECT * FROM <name>")),
-        SetExpr::Select(s) if s.into.is_some() => Err(AclError::refused("SELECT … INTO is not permitted")),
+        SetExpr::Table(_) => Err(Unsupported::TableStatement.into()),
+        SetExpr::Select(s) if s.into.is_some() => Err(StatementNotPermitted::SelectInto.into()),
         SetExpr::SetOperation { left, right, .. } => {
             check_set_expr(left)?;
             check_set_expr(right)
@@ -484,7 +487,7 @@ impl VisitorMut for Resolver<'_, '_, '_> {
             ControlFlow::Continue(())
         } else {
             // A relation in a position no rule handles: refuse rather than pass it through.
-            ControlFlow::Break(AclError::refused("a table reference in this position is not supported"))
+            ControlFlow::Break(Unsupported::TablePosition.into())
         }
     }
 }

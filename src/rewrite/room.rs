@@ -15,7 +15,7 @@
 //! that certainly receive the same insertion are counted: listings (always replaced), and in a
 //! plain query (not DML) table names that cannot be a CTE's (a one-part name that any CTE of the
 //! statement defines is not counted); everything else takes its room one reference at a time.
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, TooLarge};
 use crate::policy::norm;
 use sqlparser::ast::{ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
 use std::collections::{HashMap, HashSet};
@@ -45,7 +45,7 @@ impl Default for Room {
 /// The refusal of a statement the policy would make larger than `acl_max_rewrite_bytes`: it
 /// names nothing (neither what grew nor by how much).
 pub fn too_large() -> AclError {
-    AclError::refused("the statement is too large after the policy is applied")
+    TooLarge::AfterPolicy.into()
 }
 
 impl Room {

@@ -8,7 +8,7 @@
 //! (before any policy SQL is inserted): every cast (`::`, CAST, TRY_CAST), typed literal, nested
 //! type (LIST/ARRAY/STRUCT/MAP/UNION elements), CREATE TABLE column and lambda parameter type,
 //! and the string arguments some functions read type names from (`make_type`, `from_json`, …).
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, TypeNotPermitted};
 use crate::policy::functions::HostFunctions;
 use sqlparser::ast::{
     ArrayElemTypeDef, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, MapBracketKind,
@@ -52,15 +52,15 @@ struct Gate<'h> {
 
 /// One message for every refused type: the name as written (last part only), nothing else.
 fn not_permitted(shown: &str) -> AclError {
-    AclError::refused(format!("type \"{shown}\" is not permitted (only DuckDB's built-in types can be named)"))
+    TypeNotPermitted::Named { name: shown.to_string() }.into()
 }
 
 fn unsupported() -> AclError {
-    AclError::refused("this form of type is not supported")
+    TypeNotPermitted::Form.into()
 }
 
 fn literal_needed(function: &str) -> AclError {
-    AclError::refused(format!("the types {function} reads must be written as a string literal"))
+    TypeNotPermitted::NotLiteral { function: function.to_string() }.into()
 }
 
 /// The kinds of string arguments that name types.
@@ -358,8 +358,9 @@ mod tests {
             ("UPDATE t SET a = 1::secret_mood", "secret_mood"),
             ("SELECT list_transform([1], lambda x: x::secret_mood)", "secret_mood"),
         ] {
-            let e = run(sql).expect_err(sql).to_string();
-            assert!(e.contains(&format!("type \"{shown}\" is not permitted")), "{sql}: {e}");
+            let e = run(sql).expect_err(sql);
+            assert!(matches!(&e, AclError::TypeNotPermitted(TypeNotPermitted::Named { name }) if name == shown), "{sql}: {e:?}");
+            let e = e.to_string();
             assert!(!e.contains("physdb") && !e.contains("main"), "{sql}: {e}");
         }
     }
@@ -379,21 +380,26 @@ mod tests {
     #[test]
     fn type_names_in_strings_are_gated_too() {
         for (sql, part) in [
-            ("SELECT make_type('secret_mood')::VARCHAR", "type \"secret_mood\" is not permitted"),
-            ("SELECT make_type('memory.main.secret_mood')", "type \"memory.main.secret_mood\" is not permitted"),
-            ("SELECT make_type('secret' || '_mood')", "must be written as a string literal"),
-            ("SELECT from_json('1', '\"secret_mood\"')", "type \"secret_mood\" is not permitted"),
-            ("SELECT enum_range(from_json('1', '{\"a\": \"secret_mood\"}').a)", "type \"secret_mood\" is not permitted"),
-            ("SELECT json_transform('1', '{\"a\": [\"STRUCT(b secret_mood)\"]}')", "type \"secret_mood\" is not permitted"),
-            ("SELECT json_transform_strict('1', '\"physdb.main.secret_kind\"')", "type \"secret_kind\" is not permitted"),
-            ("SELECT from_json_strict('1', s) FROM t", "must be written as a string literal"),
-            ("SELECT to_aggregate_state(NULL, 'max', ['secret_mood'])", "type \"secret_mood\" is not permitted"),
-            ("SELECT to_aggregate_state(NULL, 'max', sig) FROM t", "must be written as a string literal"),
-            ("SELECT to_aggregate_state(NULL, 'max', [make_type('secret_mood')])", "type \"secret_mood\" is not permitted"),
-            ("SELECT system.main.make_type('secret_mood')", "type \"secret_mood\" is not permitted"),
+            ("SELECT make_type('secret_mood')::VARCHAR", Some("secret_mood")),
+            ("SELECT make_type('memory.main.secret_mood')", Some("memory.main.secret_mood")),
+            ("SELECT make_type('secret' || '_mood')", None),
+            ("SELECT from_json('1', '\"secret_mood\"')", Some("secret_mood")),
+            ("SELECT enum_range(from_json('1', '{\"a\": \"secret_mood\"}').a)", Some("secret_mood")),
+            ("SELECT json_transform('1', '{\"a\": [\"STRUCT(b secret_mood)\"]}')", Some("secret_mood")),
+            ("SELECT json_transform_strict('1', '\"physdb.main.secret_kind\"')", Some("secret_kind")),
+            ("SELECT from_json_strict('1', s) FROM t", None),
+            ("SELECT to_aggregate_state(NULL, 'max', ['secret_mood'])", Some("secret_mood")),
+            ("SELECT to_aggregate_state(NULL, 'max', sig) FROM t", None),
+            ("SELECT to_aggregate_state(NULL, 'max', [make_type('secret_mood')])", Some("secret_mood")),
+            ("SELECT system.main.make_type('secret_mood')", Some("secret_mood")),
         ] {
-            let e = run(sql).expect_err(sql).to_string();
-            assert!(e.contains(part), "{sql}: {e}");
+            // `Some(name)`: that type is refused; `None`: the argument must be a literal.
+            let e = run(sql).expect_err(sql);
+            let ok = match part {
+                Some(shown) => matches!(&e, AclError::TypeNotPermitted(TypeNotPermitted::Named { name }) if name == shown),
+                None => matches!(&e, AclError::TypeNotPermitted(TypeNotPermitted::NotLiteral { .. })),
+            };
+            assert!(ok, "{sql}: {e:?}");
         }
         for sql in [
             "SELECT make_type('INTEGER'), make_type('decimal', 10, 2)",

@@ -2,6 +2,7 @@
 //! the guard re-judges it under the policy in force when the view is used.
 use super::{statement, view_guard, FnGate, GuardArgs, RewriteCache};
 use crate::authz::{Principal, View};
+use crate::error::{AclError, FunctionNotPermitted, Stale};
 use crate::policy::{Caps, Catalog, CatalogGrant, Column, PhysName, Policy, Relation, RelationKind, Role, Slice, VirtualSchema};
 
 const NOW: i64 = 1_700_000_000;
@@ -158,8 +159,8 @@ fn a_token_definer_is_judged_by_its_claims_and_refused_after_exp() {
     assert!(args.definer.contains(r#""exp":1700000010"#), "{}", args.definer);
     judge(&p, &args).unwrap();
     // past exp (no skew): refused; within the skew: not yet
-    let expired = view_guard(&p, &RewriteCache::default(), &args, NOW + 11, 0).unwrap_err().to_string();
-    assert_eq!(expired, "acl: view v was created under a token that has expired; create it again");
+    let expired = view_guard(&p, &RewriteCache::default(), &args, NOW + 11, 0).unwrap_err();
+    assert_eq!(expired, AclError::StaleView { view: "v".into(), why: Stale::TokenExpired });
     view_guard(&p, &RewriteCache::default(), &args, NOW + 11, 60).unwrap();
     // a claim the token made NULL stays NULL (never the role's default)
     t.claims.insert("org".into(), None);
@@ -199,7 +200,7 @@ fn the_principal_cannot_call_the_guard() {
         r#"SELECT * FROM "system"."main"."acl_view_guard"('v', '{}', 'SELECT 1', false, 'x')"#,
         "CREATE TEMP VIEW v AS SELECT * FROM acl_view_guard('v', '{}', 'SELECT 1', false, 'x')",
     ] {
-        let e = statement(&view, &fns, sql).unwrap_err().to_string();
-        assert!(e.contains("function \"") && e.contains("acl_view_guard\" is not permitted"), "{sql}: {e}");
+        let e = statement(&view, &fns, sql).unwrap_err();
+        assert!(matches!(&e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { name }) if name == "acl_view_guard"), "{sql}: {e:?}");
     }
 }

@@ -24,7 +24,7 @@
 //! change does not. A token principal's view is also refused after the token's `exp`.
 use super::{Decision, FnGate};
 use crate::authz::{Principal, View};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Result, Stale, Unsupported};
 use crate::policy::Policy;
 use sqlparser::ast::{CreateView, Ident, ObjectName, Query, SetExpr, Statement, TableFactor};
 use sqlparser::dialect::DuckDbDialect;
@@ -106,7 +106,7 @@ pub(super) fn prepare(
     decision.trusted.push(&*cv.query as *const Query as usize);
     // The whole wrapper is trusted, so `body.trusted` is not needed; every other field joins the
     // decision (destructured, so a new field of `Decision` must be decided here).
-    let Decision { physical, ctes, trusted: _, table_functions, functions, regions, names, catalogs, room: _ } = body;
+    let Decision { physical, ctes, trusted: _, table_functions, functions, regions, names, catalogs, room: _, granted } = body;
     // The body's regions are numbered from 0 in its own text: they keep their numbers only while
     // the view statement itself has none (the guard is a table function, not a region).
     if !decision.regions.is_empty() {
@@ -118,6 +118,7 @@ pub(super) fn prepare(
     decision.table_functions.extend(table_functions);
     decision.functions.extend(functions);
     decision.names.extend(names);
+    decision.granted.extend(granted);
     decision.catalogs.extend(catalogs);
     decision.table_functions.push(ObjectName::from(GUARD_FN.map(Ident::new).to_vec()));
     Ok(())
@@ -135,7 +136,7 @@ fn rewrite_body(
 ) -> Result<(Box<Query>, String, Decision)> {
     let mut stmt = super::parse_one(body)?;
     if !matches!(stmt, Statement::Query(_)) {
-        return Err(AclError::refused("a view's body must be a query"));
+        return Err(Unsupported::ViewBody.into());
     }
     let mut decision = Decision::default();
     super::rules(view, fns, &mut stmt, &mut decision, faults, persistent)?;
@@ -156,14 +157,11 @@ pub fn guard(
     now_unix: i64,
     skew_secs: u64,
 ) -> Result<()> {
-    let changed = || AclError::refused(format!("view {} was created under rights that have changed; create it again", args.name));
+    let changed = || AclError::StaleView { view: args.name.clone(), why: Stale::RightsChanged };
     let (principal, expires) = definer_from_arg(&args.definer)?;
     if let Some(exp) = expires {
         if exp.saturating_add(i64::try_from(skew_secs).unwrap_or(i64::MAX)) < now_unix {
-            return Err(AclError::refused(format!(
-                "view {} was created under a token that has expired; create it again",
-                args.name
-            )));
+            return Err(AclError::StaleView { view: args.name.clone(), why: Stale::TokenExpired });
         }
     }
     let who = super::who(&principal);

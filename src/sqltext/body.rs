@@ -2,7 +2,7 @@
 //! rewrite's own markers and helpers. Which functions a body may never call is the policy's
 //! (`policy::categories::never_callable`), passed in by the caller.
 use super::acl_arg_index;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, Invalid, Result, Unsupported};
 use sqlparser::ast::{Expr, Function, Ident, ObjectName, ObjectNamePart, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
 use std::ops::ControlFlow;
 
@@ -25,7 +25,7 @@ pub fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
         }
     }
     match sql.visit(&mut Idents) {
-        ControlFlow::Break(()) => Err(AclError::refused("names starting with \"__acl\" are reserved")),
+        ControlFlow::Break(()) => Err(Unsupported::ReservedName.into()),
         ControlFlow::Continue(()) => Ok(()),
     }
 }
@@ -35,7 +35,7 @@ pub fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
 /// A body may not use a reserved name (`__acl…`): it could forge a region or capture a helper,
 /// nor call a function `never` holds (other than the placeholders).
 pub fn normalise_body<T: VisitMut + Visit>(body: &mut T, never: fn(&str) -> bool) -> Result<usize> {
-    check_reserved(body).map_err(|_| AclError::invalid("a virtual function body may not use names starting with \"__acl\""))?;
+    check_reserved(body).map_err(|_| AclError::from(Invalid::Rule("a virtual function body may not use names starting with \"__acl\"")))?;
     struct Norm {
         ctes: Vec<String>,
         /// The next relation is a table function's name, not a table.
@@ -60,7 +60,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T, never: fn(&str) -> bool
                 if let Some(n) = acl_arg_index(f) {
                     self.max_arg = self.max_arg.max(n);
                 } else if let Some(bad) = never_in_body(f, self.never) {
-                    self.err = Some(AclError::invalid(format!("function \"{bad}\" may not be used in a virtual function")));
+                    self.err = Some(Invalid::NotInVirtualFunction { name: bad.to_string() }.into());
                     return ControlFlow::Break(());
                 }
             }
@@ -72,10 +72,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T, never: fn(&str) -> bool
                 self.function_name = true;
                 if let Some(ObjectNamePart::Identifier(i)) = name.0.last() {
                     if (self.never)(&i.value) {
-                        self.err = Some(AclError::invalid(format!(
-                            "function \"{}\" may not be used in a virtual function",
-                            i.value.to_lowercase()
-                        )));
+                        self.err = Some(Invalid::NotInVirtualFunction { name: i.value.to_lowercase() }.into());
                         return ControlFlow::Break(());
                     }
                 }
@@ -102,9 +99,9 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T, never: fn(&str) -> bool
                     *name = ObjectName::from(parts.iter().map(|i| Ident::with_quote('"', &i.value)).collect::<Vec<_>>());
                 }
                 _ => {
-                    self.err = Some(AclError::invalid(
-                        "a virtual function body must name its tables as db.schema.table (or a CTE of the body)",
-                    ));
+                    self.err = Some(
+                        Invalid::Rule("a virtual function body must name its tables as db.schema.table (or a CTE of the body)").into(),
+                    );
                     return ControlFlow::Break(());
                 }
             }

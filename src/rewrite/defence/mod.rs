@@ -31,6 +31,9 @@ pub struct Allowed {
     /// The statement depends on the policy (a prepared copy is refused after a policy change);
     /// transaction control does not.
     pub versioned: bool,
+    /// Which grant allowed each use (the decision's record, kept with the rewrite for explain
+    /// and audit); not part of the check.
+    pub granted: Vec<crate::authz::Granted>,
 }
 
 /// What the shim reports, one entry per name (cpp/walk.cpp `RefKind`).
@@ -97,6 +100,7 @@ impl Allowed {
                 table_functions: d.table_functions.iter().map(parts).collect(),
             },
             regions: d.regions.clone(),
+            granted: Vec::new(), // moved in by the caller (`statement_with_names`)
             versioned: true,
         }
     }
@@ -126,8 +130,8 @@ fn same_path(a: &[String], b: &[&str]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
 }
 
-fn outside(what: &str) -> AclError {
-    AclError::internal(format!("the second check found {what} outside the decision; the statement was refused"))
+fn outside(found: &'static str) -> AclError {
+    AclError::SecondCheck { found }
 }
 
 /// Compares one statement as DuckDB parsed it — `(kind, region, name parts)` in the walk's

@@ -3,6 +3,7 @@
 use super::super::{batch, RewriteCache, Settings};
 use super::Room;
 use crate::policy::Policy;
+use crate::error::TooLarge;
 use crate::prefix::{Batch, Prefix};
 
 fn policy() -> Policy {
@@ -60,12 +61,12 @@ fn exactly_at_the_limit_runs_and_one_byte_less_is_refused() {
         let full = rewrite(&p, &RewriteCache::default(), statements, u64::MAX).unwrap();
         let n = full.len() as u64;
         assert_eq!(rewrite(&p, &RewriteCache::default(), statements, n).as_deref(), Ok(full.as_str()), "{statements:?}");
-        let err = rewrite(&p, &RewriteCache::default(), statements, n - 1).unwrap_err().to_string();
-        assert_eq!(err, TOO_LARGE, "{statements:?}");
+        let err = rewrite(&p, &RewriteCache::default(), statements, n - 1).unwrap_err();
+        assert_eq!(err, TooLarge::AfterPolicy.into(), "{statements:?}");
         // cached statements are judged again under the limit of the moment
         let cache = RewriteCache::default();
         rewrite(&p, &cache, statements, u64::MAX).unwrap();
-        assert_eq!(rewrite(&p, &cache, statements, n - 1).unwrap_err().to_string(), TOO_LARGE, "{statements:?}");
+        assert_eq!(rewrite(&p, &cache, statements, n - 1).unwrap_err(), TooLarge::AfterPolicy.into(), "{statements:?}");
         assert_eq!(rewrite(&p, &cache, statements, n).as_deref(), Ok(full.as_str()), "{statements:?}");
     }
 }

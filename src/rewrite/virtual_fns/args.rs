@@ -2,7 +2,7 @@
 use super::super::functions::{VirtualCall, MARKER};
 use crate::sqltext::acl_arg_index;
 use super::super::Decision;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, BadCall, Result};
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, ObjectName, ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
 use std::ops::ControlFlow;
 
@@ -58,11 +58,11 @@ pub(super) fn marker_index(name: &ObjectName) -> Option<usize> {
 }
 
 fn one_value(call: &VirtualCall) -> AclError {
-    AclError::refused(format!("virtual function {} takes one value per argument (not *, t.* or COLUMNS(…))", call.key))
+    BadCall::OneValuePerArgument { function: call.key.to_string() }.into()
 }
 
 pub(super) fn positional_only(call: &VirtualCall) -> AclError {
-    AclError::refused(format!("virtual function {} takes positional arguments only", call.key))
+    BadCall::PositionalOnly { function: call.key.to_string() }.into()
 }
 
 /// The call's arguments, moved out of it (a subquery keeps its address: the fault above and the
@@ -120,10 +120,7 @@ pub(super) fn check_arg(call: &VirtualCall, arg: &Expr, windows: bool) -> Result
         return Err(one_value(call));
     }
     if s.window && windows {
-        return Err(AclError::refused(format!(
-            "a window function cannot be an argument of virtual function {}; compute it in a subquery",
-            call.key
-        )));
+        return Err(BadCall::WindowArgument { function: call.key.to_string() }.into());
     }
     Ok(())
 }

@@ -22,7 +22,7 @@ use super::functions::VirtualCall;
 use super::slices::template;
 use super::Decision;
 use crate::authz::View;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, BadCall, Result};
 use crate::faults::Faults;
 use crate::policy::functions::{FnBody, FnKind};
 use crate::sqltext::{acl_arg_index, claim_value, is_acl_claim, quoted};
@@ -85,12 +85,7 @@ impl<'a> Expand<'a, '_> {
         }
         let Some(params) = &call.function.params else { return Ok(args) };
         if params.len() != args.len() {
-            return Err(AclError::refused(format!(
-                "virtual function {} takes {} argument{}",
-                call.key,
-                params.len(),
-                if params.len() == 1 { "" } else { "s" }
-            )));
+            return Err(BadCall::ArgumentCount { function: call.key.to_string(), expected: params.len() }.into());
         }
         Ok(args
             .into_iter()
@@ -164,7 +159,7 @@ impl<'a> Expand<'a, '_> {
         if !with_hints.is_empty() || version.is_some() || *with_ordinality || !partitions.is_empty() || json_path.is_some()
             || !index_directives.is_empty() || inheritance.is_some() || targs.settings.is_some()
         {
-            return Err(AclError::refused(format!("this form of calling virtual function {} is not supported", call.key)));
+            return Err(BadCall::Form { function: call.key.to_string() }.into());
         }
         let args = take_args(&mut targs.args, call)?;
         let marker = name.clone();

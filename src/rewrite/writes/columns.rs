@@ -14,7 +14,7 @@
 //!   struct field), a lambda parameter or a relation the statement itself introduces;
 //! - `*`, `q.*` and `COLUMNS(…)` only inside a subquery with its own FROM, never over the target.
 use super::is_default_keyword;
-use crate::error::{AclError, Result};
+use crate::error::{AclError, NotGranted, Result, SlicedWrite};
 use crate::policy::{norm, ObjKey, PhysName};
 use sqlparser::ast::{
     Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, LambdaSyntax, ObjectName,
@@ -119,10 +119,7 @@ impl<'s> Rule<'s> {
         if self.granted.is_some()
             && items.iter().any(|i| matches!(i, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)))
         {
-            return Err(AclError::refused(format!(
-                "RETURNING * is not permitted on a column-restricted target ({}); name the columns",
-                self.object
-            )));
+            return Err(SlicedWrite::ReturningStar { object: self.object.to_string() }.into());
         }
         items.iter().try_for_each(|i| self.expr(i))
     }
@@ -148,17 +145,11 @@ impl<'s> Rule<'s> {
     }
 
     fn not_granted(&self, written: &Ident) -> AclError {
-        AclError::refused(format!(
-            "column \"{}\" of {} is not granted (qualify columns of other tables)",
-            written.value, self.object
-        ))
+        NotGranted::Column { column: written.value.clone(), object: self.object.to_string() }.into()
     }
 
     fn star(&self) -> AclError {
-        AclError::refused(format!(
-            "*, COLUMNS(…) and whole-row references over {} are not permitted (it is column-restricted); name the columns",
-            self.object
-        ))
+        SlicedWrite::Star { object: self.object.to_string() }.into()
     }
 }
 
@@ -213,10 +204,7 @@ impl Walk<'_, '_> {
         if target || rule.granted(head) || rule.others.contains(head) || self.is_lambda(head) {
             return Ok(());
         }
-        Err(AclError::refused(format!(
-            "column \"{}\" is qualified by a name that is neither {} nor a table of this statement",
-            parts[p.len() - 1].value, rule.object
-        )))
+        Err(SlicedWrite::ForeignQualifier { column: parts[p.len() - 1].value.clone(), object: rule.object.to_string() }.into())
     }
 
     /// `q.*`: never over the target; elsewhere only over a relation of the statement, a granted

@@ -22,7 +22,7 @@
 //! - subqueries are planned as joins over all joined rows (no CASE guards what is inside them):
 //!   they are refused in ON, and in every clause when there is a BY SOURCE clause.
 use super::{and, boolean, guard, is_default, WriteSlice};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, MergeForm, Result, SlicedWrite, Unsupported};
 use sqlparser::ast::{
     CaseWhen, Expr, Ident, Merge, MergeAction, MergeClause, MergeClauseKind, MergeInsertKind, MergeUpdateKind,
     ObjectNamePart, OutputClause, Query, SetExpr, TableAlias, TableFactor, Visit, Visitor,
@@ -69,17 +69,10 @@ pub(super) fn confine(w: &WriteSlice, m: &mut Merge, alias: &str) -> Result<()> 
     let pred = w.pred_on(alias);
     if pred.is_some() {
         if has_subquery(&*m.on) {
-            return Err(AclError::refused(format!(
-                "a subquery in MERGE … ON is not supported on {} (it has a row policy); filter the USING source instead",
-                w.object
-            )));
+            return Err(SlicedWrite::SubqueryInMergeOn { object: w.object.clone() }.into());
         }
         if by_source && m.clauses.iter().any(clause_has_subquery) {
-            return Err(AclError::refused(format!(
-                "a subquery in a WHEN clause of a MERGE with WHEN NOT MATCHED BY SOURCE is not supported on {} \
-                 (it has a row policy); compute it in the USING source, or write a separate UPDATE or DELETE",
-                w.object
-            )));
+            return Err(SlicedWrite::SubqueryInBySourceClause { object: w.object.clone() }.into());
         }
     }
     let mut on = Some(std::mem::replace(m.on.as_mut(), boolean(true)));
@@ -160,24 +153,19 @@ pub(super) fn confine(w: &WriteSlice, m: &mut Merge, alias: &str) -> Result<()> 
 
 /// Forms whose rows the check could not follow, with what to write instead.
 fn supported(w: &WriteSlice, c: &MergeClause) -> Result<()> {
-    let refuse = |what: &str, instead: &str| {
-        Err(AclError::refused(format!(
-            "{what} is not supported on {} (it has a row or column policy); {instead}",
-            w.object
-        )))
-    };
+    let refuse = |form: MergeForm| -> Result<()> { Err(SlicedWrite::MergeClause { object: w.object.clone(), form }.into()) };
     match &c.action {
         MergeAction::Update(u) if u.update_predicate.is_some() || u.delete_predicate.is_some() => {
-            refuse("UPDATE … WHERE in a MERGE clause", "put the condition in WHEN … AND")
+            refuse(MergeForm::UpdateWhere)
         }
         MergeAction::Update(u) if matches!(u.kind, MergeUpdateKind::Wildcard) => {
-            refuse("UPDATE SET *", "write UPDATE SET col = s.col, …")
+            refuse(MergeForm::UpdateSetStar)
         }
         MergeAction::Insert(i) if i.insert_predicate.is_some() => {
-            refuse("INSERT … WHERE in a MERGE clause", "put the condition in WHEN … AND")
+            refuse(MergeForm::InsertWhere)
         }
         MergeAction::Insert(i) if !matches!(i.kind, MergeInsertKind::Values(_)) => {
-            refuse("INSERT * and INSERT ROW", "write INSERT (col, …) VALUES (s.col, …)")
+            refuse(MergeForm::InsertStar)
         }
         _ => Ok(()),
     }
@@ -189,10 +177,7 @@ fn reachable(clauses: &[MergeClause]) -> Result<()> {
     for (i, c) in clauses.iter().enumerate() {
         let cat = category(c);
         if c.predicate.is_none() && clauses[i + 1..].iter().any(|d| category(d) == cat) {
-            return Err(AclError::refused(format!(
-                "an unconditional {0} clause makes the {0} clauses after it unreachable",
-                label(cat)
-            )));
+            return Err(Unsupported::UnreachableMergeClause { category: label(cat) }.into());
         }
     }
     Ok(())
@@ -272,9 +257,7 @@ fn wrap_source(source: &mut TableFactor) -> Result<Ident> {
         _ => None,
     };
     let Some(name) = name else {
-        return Err(AclError::refused(
-            "this MERGE source is not supported with WHEN NOT MATCHED BY SOURCE; write it as USING (SELECT …) AS s",
-        ));
+        return Err(Unsupported::MergeSource.into());
     };
     let sql = format!("SELECT true AS \"{MARKER}\", * FROM (SELECT 1) AS \"__acl_x\"");
     let mut query: Box<Query> = Parser::new(&DuckDbDialect {})

@@ -19,7 +19,7 @@ mod tests;
 
 use crate::authz::slices::substitute_claims;
 use crate::authz::{Layer, Resolved, View};
-use crate::error::{AclError, Result};
+use crate::error::{AclError, ReadOnly, Result, SlicedWrite, Unsupported};
 use crate::policy::{norm, PhysName};
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
@@ -55,7 +55,7 @@ pub(super) fn for_target(
         return Ok(None);
     }
     let read_only = || {
-        AclError::refused(format!("{} is read-only for {}: it has a column mask, a computed column or its own row policy", r.key, view.label))
+        AclError::from(ReadOnly::Sliced { object: r.key.to_string(), principal: view.label.to_string() })
     };
     if !r.relation.slice.is_empty() {
         return Err(read_only());
@@ -153,7 +153,7 @@ impl WriteSlice {
     fn require_writable(&self, col: &str) -> Result<()> {
         match &self.writable {
             Some(w) if !w.contains(col) => {
-                Err(AclError::refused(format!("column \"{col}\" of {} is not writable", self.object)))
+                Err(ReadOnly::Column { column: col.to_string(), object: self.object.clone() }.into())
             }
             _ => Ok(()),
         }
@@ -224,9 +224,9 @@ impl WriteSlice {
         let mut new_values: HashMap<String, Expr> = HashMap::new();
         for a in assignments.iter() {
             let AssignmentTarget::ColumnName(name) = &a.target else {
-                return Err(AclError::refused(format!("tuple assignments to {} are not supported", self.object)));
+                return Err(SlicedWrite::TupleAssignment { object: self.object.clone() }.into());
             };
-            let col = column_of(name).ok_or_else(|| AclError::refused("this assignment form is not supported"))?;
+            let col = column_of(name).ok_or(Unsupported::Assignment)?;
             self.require_writable(&col)?;
             new_values.insert(col, a.value.clone());
         }
@@ -262,10 +262,7 @@ impl WriteSlice {
     /// The INSERT column list, which must be given, writable, and cover the predicate.
     fn insert_columns(&self, columns: &[ObjectName]) -> Result<Vec<String>> {
         if columns.is_empty() {
-            return Err(AclError::refused(format!(
-                "an INSERT into {} must list its columns (the target has a row or column policy)",
-                self.object
-            )));
+            return Err(SlicedWrite::MustListColumns { object: self.object.clone() }.into());
         }
         let cols: Vec<String> = columns.iter().filter_map(column_of).collect();
         for c in &cols {
@@ -279,10 +276,7 @@ impl WriteSlice {
                 }
             }));
             if let Some(m) = missing {
-                return Err(AclError::refused(format!(
-                    "an INSERT into {} must set column \"{m}\" (it is part of the row policy)",
-                    self.object
-                )));
+                return Err(SlicedWrite::MustSetColumn { object: self.object.clone(), column: m }.into());
             }
         }
         Ok(cols)
@@ -293,7 +287,7 @@ impl WriteSlice {
         let cols = self.insert_columns(columns)?;
         let Some(pred) = &self.pred else { return Ok(()) };
         let Some(src) = source.take() else {
-            return Err(AclError::refused(format!("INSERT … DEFAULT VALUES into {} is not supported", self.object)));
+            return Err(SlicedWrite::DefaultValues { object: self.object.clone() }.into());
         };
         let col_list = cols.iter().map(|c| crate::sqltext::ident(c)).collect::<Vec<_>>().join(", ");
         let sql = format!(
@@ -318,7 +312,7 @@ impl WriteSlice {
     /// INSERT into a sliced target (the caller refused the forms with an update half).
     pub(super) fn insert(&self, ins: &mut Insert) -> Result<()> {
         if !ins.assignments.is_empty() || ins.insert_alias.is_some() {
-            return Err(AclError::refused(format!("this INSERT form is not supported on {}", self.object)));
+            return Err(SlicedWrite::InsertForm { object: self.object.clone() }.into());
         }
         let alias = ins.table_alias.as_ref().map(|a| a.alias.value.as_str());
         let cols = self.columns(&*ins, alias, &[]);
@@ -334,7 +328,7 @@ impl WriteSlice {
                     }
                     cols.expr(predicate)?;
                 }
-                _ => return Err(AclError::refused(format!("this ON CONFLICT form is not supported on {}", self.object))),
+                _ => return Err(SlicedWrite::OnConflictForm { object: self.object.clone() }.into()),
             }
         }
         self.wrap_insert_source(&ins.columns, &mut ins.source)

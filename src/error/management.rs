@@ -1,0 +1,198 @@
+//! Syntax errors (the prefix, a principal's statement, a management statement) and invalid
+//! management statements.
+use thiserror::Error;
+
+/// How every syntax error of a management statement starts.
+const MANAGEMENT: &str = "could not parse management statement";
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Syntax {
+    #[error("nothing to run after the ACL prefix")]
+    NothingAfterPrefix,
+    #[error("expected ROLE \"<role>\", TOKEN '<jwt>', SESSION '<handle>' or ADMIN after ACL")]
+    PrefixKind,
+    #[error("expected a role name after ACL ROLE")]
+    PrefixRole,
+    #[error("expected a quoted token after ACL TOKEN")]
+    PrefixToken,
+    #[error("expected a quoted handle after ACL SESSION")]
+    PrefixSession,
+    #[error("expected a plain single-quoted string")]
+    PlainString,
+    #[error("the statement is not valid UTF-8")]
+    NotUtf8,
+    /// sqlparser's own message quotes the input; only where it failed is kept.
+    #[error("could not parse the statement{}", .at.as_ref().map(|a| format!(" ({a})")).unwrap_or_default())]
+    Statement { at: Option<String> },
+    #[error("the statement is nested too deeply")]
+    TooDeep,
+    #[error("could not parse the statement as a single statement")]
+    NotOneStatement,
+    #[error("{MANAGEMENT}{0}")]
+    Management(Management),
+    /// A management statement of a form planned but not built.
+    #[error("{what} is not supported yet")]
+    NotYet { what: String },
+}
+
+/// After `could not parse management statement`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Management {
+    #[error("")]
+    Bare,
+    /// The tokenizer's message (short, names a position, not the input).
+    #[error(": {0}")]
+    Tokenizer(String),
+    #[error(": expected {expected}, found {found}")]
+    Expected { expected: String, found: String },
+    /// An expected part that did not parse (nothing is said of what was found).
+    #[error(": expected {expected}")]
+    Missing { expected: String },
+    #[error(": {clause} given twice")]
+    Twice { clause: &'static str },
+    #[error(": MAIN applies only to GRANT CATALOG")]
+    MainOutsideCatalogGrant,
+    #[error(": OR REPLACE and IF NOT EXISTS cannot be combined")]
+    ReplaceAndIfNotExists,
+    #[error(": a name must not be empty")]
+    EmptyName,
+    #[error(": {what} has a single part (quote it to use a dot)")]
+    SinglePart { what: String },
+}
+
+/// What kind of policy object a management statement named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum Noun {
+    #[error("virtual catalog")]
+    Catalog,
+    #[error("virtual schema")]
+    Schema,
+    #[error("virtual table")]
+    Table,
+    #[error("virtual view")]
+    View,
+    #[error("virtual object")]
+    Object,
+    #[error("virtual scalar")]
+    ScalarFunction,
+    #[error("virtual table function")]
+    TableFunction,
+    #[error("role")]
+    Role,
+    #[error("issuer")]
+    Issuer,
+    #[error("function category")]
+    Category,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Invalid {
+    #[error("{noun} \"{name}\" does not exist")]
+    Missing { noun: Noun, name: String },
+    #[error("{noun} \"{name}\" already exists")]
+    Exists { noun: Noun, name: String },
+    #[error("{0}")]
+    Duplicate(Duplicate),
+    #[error("virtual catalog \"{name}\" is not empty (use CASCADE)")]
+    NotEmpty { name: String },
+    #[error("function category \"{name}\" is shipped and cannot be {}", if *.dropped { "dropped" } else { "replaced" })]
+    Shipped { name: String, dropped: bool },
+    #[error("unknown capability \"{word}\" (known: select, insert, update, delete, merge, create, drop, temp, explain, secrets, lineage, manage, reader, writer, admin)")]
+    UnknownCapability { word: String },
+    #[error("capability {capability} can only be granted on a catalog")]
+    CatalogOnly { capability: String },
+    #[error("function \"{name}\" is never callable{}", if *.alias { " and cannot be aliased" } else { "" })]
+    NeverCallable { name: String, alias: bool },
+    /// `ALIAS OF name` where `name` is no built-in of that kind.
+    #[error("\"{name}\" is not a built-in {kind} function")]
+    NotBuiltinOfKind { name: String, kind: &'static str },
+    #[error("\"{name}\" is not a built-in function; name other functions as db.schema.name")]
+    NotBuiltin { name: String },
+    #[error("acl_arg({arg}) refers past the {params} declared parameter{}", if *.params == 1 { "" } else { "s" })]
+    ArgumentPastParameters { arg: usize, params: usize },
+    #[error("function \"{name}\" may not be used in a virtual function")]
+    NotInVirtualFunction { name: String },
+    #[error("schema \"{name}\" already holds virtual objects; a virtual schema must be a schema of its own")]
+    SchemaHoldsObjects { name: String },
+    #[error("\"{name}\" is a virtual schema (a live alias); its objects are not listed one by one")]
+    ObjectInVirtualSchema { name: String },
+    #[error("{name} may not be a physical source: the temp and system databases and the extension's own names are not mapped")]
+    PhysicalSource { name: String },
+    #[error("column \"{column}\" is masked differently by the grant to role \"{role}\"; one principal holding both roles could not be given one mask")]
+    MaskConflict { column: String, role: String },
+    #[error("claim path \"{path}\" has an empty segment")]
+    ClaimPath { path: String },
+    #[error("cannot read keys file \"{path}\": {why}")]
+    KeysFile { path: String, why: String },
+    /// A problem with an issuer's keys, named by the issuer.
+    #[error("issuer \"{iss}\": {problem}")]
+    Issuer { iss: String, problem: Box<Invalid> },
+    #[error("{0}")]
+    Keys(KeyProblem),
+    /// A fixed rule of the management grammar (free text: see spec 001, "Errors").
+    #[error("{0}")]
+    Rule(&'static str),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Duplicate {
+    #[error("parameter \"{0}\" is declared twice")]
+    Parameter(String),
+    #[error("claim {0} is mapped twice")]
+    ClaimMapped(String),
+    #[error("claim {0} is given twice")]
+    Claim(String),
+    #[error("column \"{0}\" is listed twice")]
+    Column(String),
+}
+
+/// What is wrong with an issuer's `KEYS` or `ALGS` (`what` names the key: `the PEM key`,
+/// `the JWK with kid "k1"`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum KeyProblem {
+    #[error("unknown algorithm {shown} (known: {})", .known.join(", "))]
+    UnknownAlgorithm { shown: String, known: Vec<&'static str> },
+    #[error("ALGS {alg}: none of the issuer's keys can verify it")]
+    AlgorithmUnverifiable { alg: &'static str },
+    #[error("an hmac: secret must be at least {min} bytes")]
+    ShortSecret { min: usize },
+    #[error("{what} appears twice in the JWKS")]
+    Twice { what: String },
+    #[error("{what}: unsupported key type or curve")]
+    Unsupported { what: String },
+    #[error("{what}: RSA keys must have at least 2048 bits")]
+    ShortRsa { what: String },
+    #[error("{what}: its alg does not fit its key type")]
+    AlgorithmMismatch { what: String },
+    #[error("{what} is not a valid key")]
+    NotAKey { what: String },
+    #[error("{what}: an HMAC key must be at least {min} bytes")]
+    ShortHmac { what: String, min: usize },
+    /// A fixed rule about the form of the keys (free text, as `Invalid::Rule`).
+    #[error("{0}")]
+    Rule(&'static str),
+}
+
+impl From<Management> for Syntax {
+    fn from(m: Management) -> Syntax {
+        Syntax::Management(m)
+    }
+}
+
+impl From<Management> for super::AclError {
+    fn from(m: Management) -> super::AclError {
+        super::AclError::Syntax(Syntax::Management(m))
+    }
+}
+
+impl From<Duplicate> for super::AclError {
+    fn from(d: Duplicate) -> super::AclError {
+        super::AclError::Invalid(Invalid::Duplicate(d))
+    }
+}
+
+impl From<KeyProblem> for super::AclError {
+    fn from(k: KeyProblem) -> super::AclError {
+        super::AclError::Invalid(Invalid::Keys(k))
+    }
+}

@@ -1,0 +1,129 @@
+//! Every refusal or failure the extension reports. Messages start with `acl:` and name only
+//! what the principal may see: virtual names it typed or was granted, and capabilities.
+//!
+//! Each variant says *what* was refused (spec 001, "Errors"); its `Display` is the message the
+//! principal reads, and `class` is how the shim reports it to DuckDB. This module is a leaf: it
+//! holds names and capability words as text, never the policy's own types.
+use thiserror::Error;
+
+mod management;
+mod refusal;
+
+pub use management::{Duplicate, Invalid, KeyProblem, Management, Noun, Syntax};
+pub use refusal::{
+    BadCall, FunctionNotPermitted, LacksCapability, MergeForm, NotGranted, On, ReadOnly, SlicedWrite, Stale,
+    StatementNotPermitted, TokenReason, TooLarge, TypeNotPermitted, Uncombinable, Unresolved, Unsupported,
+};
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AclError {
+    /// The principal may name the object but does not hold the capability the use needs.
+    #[error("acl: {0}")]
+    LacksCapability(#[from] LacksCapability),
+    /// Every capability is held, but by different roles: no single role may do the whole use.
+    #[error("acl: no single role of {principal} holds {} on {object}", .capabilities.join(", "))]
+    NoSingleRole { principal: String, capabilities: Vec<&'static str>, object: String },
+    /// The name denotes nothing granted (an unknown, physical or ungranted name: never which).
+    #[error("acl: {0}")]
+    NotGranted(#[from] NotGranted),
+    /// The name could denote several objects, or none without a MAIN catalog.
+    #[error("acl: {0}")]
+    Unresolved(#[from] Unresolved),
+    #[error("acl: {0}")]
+    FunctionNotPermitted(#[from] FunctionNotPermitted),
+    /// A permitted function called in a form it does not take.
+    #[error("acl: {0}")]
+    BadCall(#[from] BadCall),
+    #[error("acl: {0}")]
+    StatementNotPermitted(#[from] StatementNotPermitted),
+    #[error("acl: {0}")]
+    TypeNotPermitted(#[from] TypeNotPermitted),
+    /// `ACL TOKEN`: the token did not verify or maps to no role. The reason is fixed text: no
+    /// message carries the token or a claim from it.
+    #[error("acl: token rejected: {reason}")]
+    TokenRejected { reason: TokenReason },
+    /// A write to an object the principal may only read.
+    #[error("acl: {0}")]
+    ReadOnly(#[from] ReadOnly),
+    /// A write form the row or column policy of a sliced target cannot follow.
+    #[error("acl: {0}")]
+    SlicedWrite(#[from] SlicedWrite),
+    /// A statement form no rule understands (fail closed).
+    #[error("acl: {0}")]
+    Unsupported(#[from] Unsupported),
+    /// A view whose definer's rights no longer hold.
+    #[error("acl: view {view} was created under {why}; create it again")]
+    StaleView { view: String, why: Stale },
+    /// The grants of the principal's roles on one object cannot be merged into one slice.
+    #[error("acl: the grants of several roles on one object cannot be combined: a grant's expression uses {uses}; use one role")]
+    RolesNotCombinable { uses: Uncombinable },
+    #[error("acl: {0}")]
+    TooLarge(#[from] TooLarge),
+    /// The text after a prefix, or a management statement, does not parse.
+    #[error("acl: {0}")]
+    Syntax(#[from] Syntax),
+    /// A management statement that is invalid (it changed nothing).
+    #[error("acl: {0}")]
+    Invalid(#[from] Invalid),
+    /// A bug of ours, reported without any statement text.
+    #[error("acl: internal error: {detail}")]
+    Internal { detail: &'static str },
+    /// The second check (spec 011) found DuckDB's parse naming something the decision did not
+    /// allow: the rules missed it.
+    #[error("acl: internal error: the second check found {found} outside the decision; the statement was refused")]
+    SecondCheck { found: &'static str },
+}
+
+/// How the shim reports an error to DuckDB (`src/ffi` maps it to a status code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A permission error.
+    Refused,
+    /// A parser error.
+    Syntax,
+    /// An invalid management statement.
+    Invalid,
+    /// A bug of ours.
+    Internal,
+}
+
+impl AclError {
+    /// The category the shim reports this error under.
+    pub fn class(&self) -> Class {
+        match self {
+            AclError::Syntax(_) => Class::Syntax,
+            AclError::Invalid(_) => Class::Invalid,
+            AclError::Internal { .. } | AclError::SecondCheck { .. } => Class::Internal,
+            AclError::LacksCapability(_)
+            | AclError::NoSingleRole { .. }
+            | AclError::NotGranted(_)
+            | AclError::Unresolved(_)
+            | AclError::FunctionNotPermitted(_)
+            | AclError::BadCall(_)
+            | AclError::StatementNotPermitted(_)
+            | AclError::TypeNotPermitted(_)
+            | AclError::TokenRejected { .. }
+            | AclError::ReadOnly(_)
+            | AclError::SlicedWrite(_)
+            | AclError::Unsupported(_)
+            | AclError::StaleView { .. }
+            | AclError::RolesNotCombinable { .. }
+            | AclError::TooLarge(_) => Class::Refused,
+        }
+    }
+
+    /// A bug of ours; `detail` is fixed text that names nothing of the statement.
+    pub fn internal(detail: &'static str) -> Self {
+        AclError::Internal { detail }
+    }
+
+    /// A token that did not verify.
+    pub fn token(reason: TokenReason) -> Self {
+        AclError::TokenRejected { reason }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, AclError>;
+
+#[cfg(test)]
+mod tests;

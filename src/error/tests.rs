@@ -1,0 +1,159 @@
+//! The exact text of each kind of error (the SQL and Python tests match on these messages), and
+//! the class the shim reports it under.
+use super::*;
+
+#[track_caller]
+fn says(e: impl Into<AclError>, text: &str, class: Class) {
+    let e = e.into();
+    assert_eq!(e.to_string(), text);
+    assert_eq!(e.class(), class, "{text}");
+}
+
+fn caps(c: &[&'static str]) -> Vec<&'static str> {
+    c.to_vec()
+}
+
+#[test]
+fn lacking_a_capability() {
+    let lacks = |c: &[&'static str], on: On| LacksCapability { principal: "role \"analyst\"".into(), capabilities: caps(c), on };
+    says(lacks(&["insert", "delete"], On::Object("sales.orders".into())), "acl: role \"analyst\" lacks insert, delete on sales.orders", Class::Refused);
+    says(lacks(&["explain"], On::Anything), "acl: role \"analyst\" lacks explain", Class::Refused);
+    says(lacks(&["explain"], On::Catalog("hr".into())), "acl: role \"analyst\" lacks explain on hr", Class::Refused);
+    says(lacks(&["temp"], On::TempTables), "acl: role \"analyst\" lacks temp (temporary tables)", Class::Refused);
+    says(lacks(&["create"], On::Schema("sales.lab".into())), "acl: role \"analyst\" lacks create on schema sales.lab", Class::Refused);
+    says(lacks(&["select"], On::Function("sales.f".into())), "acl: role \"analyst\" lacks select on sales.f", Class::Refused);
+    says(
+        AclError::NoSingleRole { principal: "token".into(), capabilities: caps(&["select", "update"]), object: "sales.orders".into() },
+        "acl: no single role of token holds select, update on sales.orders",
+        Class::Refused,
+    );
+}
+
+#[test]
+fn names_that_are_not_granted_or_not_resolved() {
+    says(NotGranted::Table { name: "payroll".into() }, "acl: table \"payroll\" does not exist or is not granted", Class::Refused);
+    says(
+        NotGranted::Catalog { granted: vec![] },
+        "acl: a table reference names a catalog that does not exist or is not granted (granted catalogs: none)",
+        Class::Refused,
+    );
+    says(
+        NotGranted::Catalog { granted: vec!["hr".into(), "sales".into()] },
+        "acl: a table reference names a catalog that does not exist or is not granted (granted catalogs: hr, sales)",
+        Class::Refused,
+    );
+    says(NotGranted::Role { name: "ghost".into() }, "acl: role \"ghost\" does not exist", Class::Refused);
+    says(
+        Unresolved::NoMainCatalog { name: "t".into(), principal: "role \"r\"".into() },
+        "acl: unqualified table \"t\": role \"r\" has no MAIN catalog, qualify it as catalog.table",
+        Class::Refused,
+    );
+}
+
+#[test]
+fn functions_statements_types() {
+    says(FunctionNotPermitted::Named { name: "read_csv".into() }, "acl: function \"read_csv\" is not permitted", Class::Refused);
+    says(
+        BadCall::ArgumentCount { function: "sales.f".into(), expected: 1 },
+        "acl: virtual function sales.f takes 1 argument",
+        Class::Refused,
+    );
+    says(
+        BadCall::ArgumentCount { function: "sales.f".into(), expected: 2 },
+        "acl: virtual function sales.f takes 2 arguments",
+        Class::Refused,
+    );
+    says(StatementNotPermitted::Kind { kind: "ATTACH".into() }, "acl: statement type ATTACH is not permitted", Class::Refused);
+    says(
+        StatementNotPermitted::ManagementInTransaction,
+        "acl: management statements run in their own transaction; COMMIT or ROLLBACK first",
+        Class::Refused,
+    );
+    says(
+        TypeNotPermitted::Named { name: "my_enum".into() },
+        "acl: type \"my_enum\" is not permitted (only DuckDB's built-in types can be named)",
+        Class::Refused,
+    );
+}
+
+#[test]
+fn tokens() {
+    let all = [
+        (TokenReason::Malformed, "malformed"),
+        (TokenReason::CriticalHeader, "unsupported critical header"),
+        (TokenReason::UnknownIssuer, "unknown issuer"),
+        (TokenReason::IssuerKeysUnusable, "the issuer's keys are unusable"),
+        (TokenReason::AlgorithmNotAllowed, "algorithm not allowed"),
+        (TokenReason::UnknownKey, "unknown key id"),
+        (TokenReason::BadSignature, "bad signature"),
+        (TokenReason::WrongAudience, "wrong audience"),
+        (TokenReason::NoExpiry, "it has no exp claim"),
+        (TokenReason::Expired, "expired"),
+        (TokenReason::NotYetValid, "not yet valid"),
+        (TokenReason::NoRole, "no role is mapped for this token"),
+    ];
+    for (reason, text) in all {
+        says(AclError::token(reason), &format!("acl: token rejected: {text}"), Class::Refused);
+    }
+}
+
+#[test]
+fn writes_forms_views_size() {
+    says(ReadOnly::View { object: "sales.v".into() }, "acl: sales.v is a view and read-only", Class::Refused);
+    says(
+        SlicedWrite::MergeClause { object: "sales.orders".into(), form: MergeForm::InsertStar },
+        "acl: INSERT * and INSERT ROW is not supported on sales.orders (it has a row or column policy); write INSERT (col, …) VALUES (s.col, …)",
+        Class::Refused,
+    );
+    says(
+        SlicedWrite::SubqueryInBySourceClause { object: "sales.orders".into() },
+        "acl: a subquery in a WHEN clause of a MERGE with WHEN NOT MATCHED BY SOURCE is not supported on sales.orders \
+         (it has a row policy); compute it in the USING source, or write a separate UPDATE or DELETE",
+        Class::Refused,
+    );
+    says(Unsupported::CteTarget { verb: "UPDATE" }, "acl: the target of UPDATE must be a table, not a CTE", Class::Refused);
+    says(
+        Unsupported::Unprintable { what: "a quoted name" },
+        "acl: a quoted name holding a quote after a backslash or two quotes in a row is not supported",
+        Class::Refused,
+    );
+    says(
+        AclError::StaleView { view: "lab.v".into(), why: Stale::TokenExpired },
+        "acl: view lab.v was created under a token that has expired; create it again",
+        Class::Refused,
+    );
+    says(
+        AclError::RolesNotCombinable { uses: Uncombinable::HiddenColumn("ssn".into()) },
+        "acl: the grants of several roles on one object cannot be combined: a grant's expression uses column \"ssn\", which an earlier grant hides; use one role",
+        Class::Refused,
+    );
+    says(TooLarge::AfterPolicy, "acl: the statement is too large after the policy is applied", Class::Refused);
+}
+
+#[test]
+fn syntax_invalid_internal() {
+    says(Syntax::Statement { at: Some("Line: 1, Column: 8".into()) }, "acl: could not parse the statement (Line: 1, Column: 8)", Class::Syntax);
+    says(Syntax::Statement { at: None }, "acl: could not parse the statement", Class::Syntax);
+    says(
+        Management::Expected { expected: "a role name".into(), found: "TO".into() },
+        "acl: could not parse management statement: expected a role name, found TO",
+        Class::Syntax,
+    );
+    says(Management::Bare, "acl: could not parse management statement", Class::Syntax);
+    says(Management::Twice { clause: "ALGS" }, "acl: could not parse management statement: ALGS given twice", Class::Syntax);
+    says(Invalid::Missing { noun: Noun::TableFunction, name: "sales.f".into() }, "acl: virtual table function \"sales.f\" does not exist", Class::Invalid);
+    says(Invalid::Exists { noun: Noun::Role, name: "analyst".into() }, "acl: role \"analyst\" already exists", Class::Invalid);
+    says(Invalid::Shipped { name: "base".into(), dropped: true }, "acl: function category \"base\" is shipped and cannot be dropped", Class::Invalid);
+    says(Duplicate::Column("id".into()), "acl: column \"id\" is listed twice", Class::Invalid);
+    says(
+        Invalid::Issuer { iss: "https://idp".into(), problem: Box::new(Invalid::Keys(KeyProblem::ShortSecret { min: 32 })) },
+        "acl: issuer \"https://idp\": an hmac: secret must be at least 32 bytes",
+        Class::Invalid,
+    );
+    says(AclError::internal("a view's guard did not parse"), "acl: internal error: a view's guard did not parse", Class::Internal);
+    says(
+        AclError::SecondCheck { found: "a table" },
+        "acl: internal error: the second check found a table outside the decision; the statement was refused",
+        Class::Internal,
+    );
+}
