@@ -58,15 +58,4 @@ impl State {
     pub fn host_functions(&self) -> Arc<crate::policy::functions::HostFunctions> {
         self.host.read().clone()
     }
-
-    /// Runs one management statement (already split from its batch) against a copy of the
-    /// policy and publishes the copy only if it succeeded.
-    pub fn execute_admin(&self, sql: &str) -> Result<String> {
-        let cmd = crate::admin::parse(sql)?;
-        let _w = self.writer.lock();
-        let mut next = Policy::clone(&self.policy.load());
-        let status = crate::admin::apply(&mut next, &cmd)?;
-        self.policy.store(Arc::new(next));
-        Ok(status)
-    }
 }

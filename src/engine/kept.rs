@@ -97,6 +97,21 @@ impl BatchCache {
     }
 }
 
+/// The cached rewrite of `query` (a whole batch, prefix included), if one holds now.
+pub fn batch_cached(
+    policy: &Policy,
+    tokens: &crate::auth::TokenCache,
+    batches: &BatchCache,
+    settings: &Settings,
+    query: &str,
+) -> Option<Arc<BatchEntry>> {
+    let entry = batches.get(query)?;
+    if !fits(entry.output.sql.len(), settings) {
+        return None; // the full path refuses it
+    }
+    still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who).then_some(entry)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

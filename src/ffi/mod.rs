@@ -108,28 +108,6 @@ pub unsafe extern "C-unwind" fn acl_duckdb_cpp_init(loader: *mut c_void) {
     unsafe { acl_shim_init(loader) }
 }
 
-/// Past this many tokens a statement is rewritten on a thread with a large stack: parsing,
-/// walking, printing and dropping a long flat expression (`1+1+…`) recurse once per term.
-const BIG_STATEMENT_TOKENS: usize = 4_096;
-/// Nothing longer is rewritten at all.
-const MAX_TOKENS: usize = 500_000;
-/// Reserved, not committed: only a statement that needs it touches it.
-const BIG_STACK_BYTES: usize = 1 << 30;
-
-/// Runs `work` on a scoped thread with a `BIG_STACK_BYTES` stack; a panic is caught there.
-fn on_big_stack<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .name("acl-rewrite".into())
-            .stack_size(BIG_STACK_BYTES)
-            .spawn_scoped(scope, || catch_unwind(AssertUnwindSafe(work)))
-        {
-            Ok(handle) => handle.join().unwrap_or_else(Err),
-            Err(e) => Err(Box::new(e.to_string()) as Box<dyn std::any::Any + Send>),
-        }
-    })
-}
-
 /// Status codes shared with cpp/shim.cpp.
 const NOT_OURS: i32 = 0;
 const REWRITTEN: i32 = 1;
@@ -254,22 +232,6 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.text = AclBuf::from(AclError::internal("the rewrite failed; the statement was refused").to_string());
             INVALID
         }
-    }
-}
-
-/// Rewrites `shape`'s sentinel query and keeps the shape if it proves literal-independent.
-fn learn_shape(
-    state: &State,
-    policy: &crate::policy::Policy,
-    settings: &rewrite::Settings,
-    shape: &rewrite::Shape<'_>,
-    tokens: &[Token],
-    actual: &rewrite::Output,
-) {
-    let (text, shifted) = shape.sentinel_query(tokens);
-    let Ok(Some(batch)) = prefix::split(&text, &shifted) else { return };
-    if let Ok(sentinel) = rewrite::batch(policy, &state.tokens, &state.rewrites, settings, &batch) {
-        state.shapes.learn(shape, actual, &sentinel);
     }
 }
 

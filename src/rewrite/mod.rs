@@ -120,80 +120,9 @@ impl Decision {
     }
 }
 
-/// The rewritten batch and how many statements it holds (the shim checks DuckDB agrees).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Output {
-    pub sql: String,
-    pub statements: usize,
-    /// `errors::names_blob` of every statement's decision (empty for a management batch).
-    pub names: String,
-    /// Per statement: what DuckDB's parse of it may name (`None`: not checked — management
-    /// statements, which are the gateway's own).
-    pub checks: Vec<Option<std::sync::Arc<Allowed>>>,
-    /// The policy version the batch was decided under.
-    pub version: u64,
-    /// Unix seconds after which the batch's statements must not run (the `exp` of the token it
-    /// was decided under; the shim applies `acl_jwt_clock_skew`); 0: no such limit.
-    pub expires: i64,
-    /// Under a principal: what a `BatchCache` entry for this batch must record.
-    pub reuse: Option<Reuse>,
-    /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
-    pub principal: String,
-}
-
-/// How a rewritten batch may be reused (see `BatchCache`).
-#[derive(Debug, PartialEq, Eq, Clone)]
-pub struct Reuse {
-    pub token: Option<String>,
-    pub who: String,
-}
-
 /// Everything a rewrite depends on besides the policy: the principal's roles and claims.
 pub fn who(principal: &Principal) -> String {
     format!("{:?}{:?}", principal.roles, principal.claims)
-}
-
-/// The cached rewrite of `query` (a whole batch, prefix included), if one holds now.
-pub fn batch_cached(
-    policy: &Policy,
-    tokens: &crate::auth::TokenCache,
-    batches: &BatchCache,
-    settings: &Settings,
-    query: &str,
-) -> Option<Arc<BatchEntry>> {
-    let entry = batches.get(query)?;
-    if !fits(entry.output.sql.len(), settings) {
-        return None; // the full path refuses it
-    }
-    still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who).then_some(entry)
-}
-
-/// Does a rewrite decided under `version` for `who` (from `token`, if any) hold now: the same
-/// policy version, and a token that is still valid and still denotes the same roles and claims?
-pub(crate) fn still_holds(
-    policy: &Policy,
-    tokens: &crate::auth::TokenCache,
-    settings: &Settings,
-    version: u64,
-    token: Option<&str>,
-    who_then: &str,
-) -> bool {
-    if version != policy.version {
-        return false;
-    }
-    let Some(jwt) = token else { return true };
-    let Ok(now) = now_unix() else { return false };
-    match tokens.principal(policy, jwt, now, settings.clock_skew) {
-        Ok(principal) => who(&principal) == who_then,
-        Err(_) => false,
-    }
-}
-
-fn now_unix() -> Result<i64> {
-    Ok(std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| AclError::internal("the system clock is before 1970"))?
-        .as_secs() as i64)
 }
 
 /// Nesting deeper than this is refused by the parser rather than risking the stack.
@@ -226,102 +155,6 @@ impl Default for Settings {
             faults: Default::default(),
         }
     }
-}
-
-pub fn batch(
-    policy: &Policy,
-    tokens: &crate::auth::TokenCache,
-    cache: &RewriteCache,
-    settings: &Settings,
-    batch: &Batch<'_>,
-) -> Result<Output> {
-    let mut sql = String::new();
-    let mut names = Vec::new();
-    let mut statements = 0;
-    let mut reuse = None;
-    let mut checks = Vec::new();
-    let mut principal = String::new();
-    let mut expires = 0;
-    match &batch.prefix {
-        Prefix::Admin => {
-            // The policy is applied when acl_exec runs and is not rolled back with a transaction
-            // (nor will the policy store of later issues join one): refused inside an explicit
-            // transaction, here and again when acl_exec runs (a statement prepared before).
-            if settings.in_transaction {
-                return Err(AclError::refused(MANAGEMENT_IN_TRANSACTION));
-            }
-            for s in &batch.statements {
-                if !crate::admin::is_management(s) {
-                    return Err(AclError::refused("ACL ADMIN takes only management statements"));
-                }
-                let cmd = crate::admin::parse(s)?; // syntax errors now, not at execution
-                for check in validate::checks(policy, &cmd)? {
-                    push(&mut sql, &check);
-                    statements += 1;
-                    checks.push(None);
-                }
-                push(&mut sql, &admin_call(s));
-                statements += 1;
-                checks.push(None);
-            }
-        }
-        Prefix::Role(role) => {
-            let p = Principal::role(role);
-            statements += principal_batch(policy, cache, &p, None, batch, settings, &mut sql, &mut names, &mut checks)?;
-            reuse = Some(Reuse { token: None, who: who(&p) });
-            principal = owner(&batch.prefix);
-        }
-        Prefix::Token(jwt) => {
-            let (p, exp) = tokens.verified(policy, jwt, now_unix()?, settings.clock_skew)?;
-            statements += principal_batch(policy, cache, &p, Some(exp), batch, settings, &mut sql, &mut names, &mut checks)?;
-            reuse = Some(Reuse { token: Some(jwt.clone()), who: who(&p) });
-            principal = owner(&batch.prefix);
-            // 0 means "no limit": a token that expired at the epoch still expires.
-            expires = if exp == 0 { -1 } else { exp };
-        }
-        Prefix::Session(_) => return Err(AclError::refused("ACL SESSION is not supported yet")),
-    }
-    // A principal's batch always has a blob (its errors are all translated); management has none.
-    let names = if reuse.is_some() { errors::names_blob(&mut names) } else { String::new() };
-    Ok(Output { sql, statements, names, checks, version: policy.version, expires, reuse, principal })
-}
-
-/// The refusal of a management statement inside an explicit transaction (also `acl_exec`'s).
-pub const MANAGEMENT_IN_TRANSACTION: &str = "management statements run in their own transaction; COMMIT or ROLLBACK first";
-
-/// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
-/// (folded as role names are), the issuer and subject for `ACL TOKEN` (a refreshed token of the
-/// same subject is the same principal; a token without a subject is a principal of its own).
-/// The shim carries it in each statement's text, so it is a digest: 32 lower-case hex digits
-/// (128 bits of SHA-256) that never contain `*/`. Empty for `ACL ADMIN`.
-pub fn owner(prefix: &Prefix) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    match prefix {
-        Prefix::Role(role) => {
-            h.update(b"role\0");
-            h.update(crate::policy::norm(role).as_bytes());
-        }
-        Prefix::Token(jwt) => {
-            // Only called once the token verified: these are the claims its signature covers.
-            let claims: serde_json::Value = jsonwebtoken::dangerous::insecure_decode_claims(jwt).unwrap_or_default();
-            let text = |k: &str| claims.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
-            h.update(b"token\0");
-            h.update(text("iss").unwrap_or_default().as_bytes());
-            match text("sub") {
-                Some(sub) => {
-                    h.update(b"\0sub\0");
-                    h.update(sub.as_bytes());
-                }
-                None => {
-                    h.update(b"\0jwt\0");
-                    h.update(jwt.as_bytes());
-                }
-            }
-        }
-        Prefix::Admin | Prefix::Session(_) => return String::new(),
-    }
-    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The statements of a batch under one principal (from a token with `exp`, if any), each from the
@@ -379,12 +212,6 @@ fn push(out: &mut String, stmt: &str) {
         out.push_str(";\n");
     }
     out.push_str(stmt);
-}
-
-/// Management statements run when DuckDB executes the batch (in order with the rest of it),
-/// through the extension's `acl_exec` table function.
-fn admin_call(stmt: &str) -> String {
-    format!("SELECT * FROM acl_exec('{}')", stmt.replace('\'', "''"))
 }
 
 /// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
