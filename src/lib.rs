@@ -5,12 +5,12 @@ pub mod admin;
 pub mod auth;
 pub mod authz;
 pub mod bounded;
+pub mod engine;
 pub mod error;
 pub mod faults;
 pub mod policy;
 pub mod prefix;
 pub mod rewrite;
-pub mod state;
 
 #[cfg(feature = "extension")]
 mod ffi;

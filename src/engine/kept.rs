@@ -1,3 +1,13 @@
+//! Whole batches by their full text, as they were rewritten (the engine's first lookup), and
+//! DuckDB's parse of them once the shim has checked it (spec 012).
+use super::principal::still_holds;
+use crate::bounded::Bounded;
+use crate::policy::Policy;
+use crate::rewrite::{allowed_bytes, fits, Settings};
+use std::sync::Arc;
+
+/// Past this many entries the cache starts over (besides its byte budget).
+const MAX_ENTRIES: usize = 4_096;
 const BATCHES_BYTES: usize = 16 << 20;
 /// DuckDB's parse (`SQLStatement`s) per byte of the text it came from (measured: 22 for a sliced
 /// object's subquery, 62 for an IN list of small numbers, 8 for long names, 3 for strings).
@@ -97,6 +107,11 @@ impl BatchCache {
     }
 }
 
+/// The kept rewrite of `query` (a whole batch, prefix included), if one holds now.
+pub fn lookup(state: &super::State, query: &str, settings: &Settings) -> Option<Arc<BatchEntry>> {
+    batch_cached(&state.policy(), &state.tokens, &state.batches, settings, query)
+}
+
 /// The cached rewrite of `query` (a whole batch, prefix included), if one holds now.
 pub fn batch_cached(
     policy: &Policy,
@@ -119,15 +134,15 @@ mod tests {
     #[test]
     fn a_batch_holds_for_its_policy_version_only() {
         let batches = BatchCache::default();
-        let output = crate::rewrite::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None, principal: String::new(), expires: 0 };
+        let output = super::super::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None, principal: String::new(), expires: 0 };
         batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output, parsed: Default::default() });
         let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
         let tokens = crate::auth::TokenCache::default();
         let settings = crate::rewrite::Settings::default();
-        let hit = crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1");
+        let hit = batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1");
         assert_eq!(hit.map(|e| e.output.sql.clone()).as_deref(), Some("SELECT 1"));
-        assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 2").is_none());
+        assert!(batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 2").is_none());
         policy.version = 8;
-        assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1").is_none());
+        assert!(batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1").is_none());
     }
 }

@@ -1,3 +1,32 @@
+//! Who a principal's batch runs as: the prefix's role, or the roles and claims of a verified
+//! token (spec 003); whether a rewrite kept for them still holds; and the identity a
+//! transaction belongs to (`owner`).
+use crate::authz::Principal;
+use crate::error::{AclError, Result};
+use crate::policy::Policy;
+use crate::prefix::Prefix;
+use crate::rewrite::{who, Settings};
+
+/// A principal, and the token it came from (with its `exp`), if any.
+pub struct Who {
+    pub principal: Principal,
+    pub exp: Option<i64>,
+    pub token: Option<String>,
+}
+
+/// The principal of a batch's prefix (`ACL ADMIN` has none: management goes elsewhere).
+pub fn of(state: &super::State, policy: &Policy, prefix: &Prefix, settings: &Settings) -> Result<Who> {
+    match prefix {
+        Prefix::Role(role) => Ok(Who { principal: Principal::role(role), exp: None, token: None }),
+        Prefix::Token(jwt) => {
+            let (principal, exp) = state.tokens.verified(policy, jwt, now_unix()?, settings.clock_skew)?;
+            Ok(Who { principal, exp: Some(exp), token: Some(jwt.clone()) })
+        }
+        Prefix::Session(_) => Err(AclError::refused("ACL SESSION is not supported yet")),
+        Prefix::Admin => Err(AclError::internal("a management batch has no principal")),
+    }
+}
+
 /// Does a rewrite decided under `version` for `who` (from `token`, if any) hold now: the same
 /// policy version, and a token that is still valid and still denotes the same roles and claims?
 pub(crate) fn still_holds(

@@ -37,7 +37,7 @@ fn names_bytes(names: &[(super::errors::Slot, String, String)]) -> usize {
 }
 
 /// The heap an allowed set holds (it grows with every policy subquery a statement names).
-pub(crate) fn allowed_bytes(a: &super::Allowed) -> usize {
+pub fn allowed_bytes(a: &super::Allowed) -> usize {
     const S: usize = std::mem::size_of::<String>();
     let names = |n: &super::defence::Names| {
         let tables: usize = n.tables.iter().map(|t| t.db.len() + t.schema.len() + t.name.len() + 3 * S).sum();

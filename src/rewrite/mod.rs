@@ -24,7 +24,6 @@ mod post_check;
 mod printable;
 mod relations;
 mod room;
-mod shapes;
 mod slices;
 mod types;
 mod validate;
@@ -32,13 +31,13 @@ mod views;
 mod virtual_fns;
 mod writes;
 
-pub use shapes::{Shape, ShapeCache};
-pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache, SliceCache};
+pub use cache::{allowed_bytes, Cached, RewriteCache, SliceCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::{never_callable, FnGate};
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use room::{too_large, Room};
+pub use validate::checks as validate_management;
 pub use views::{guard as view_guard, GuardArgs};
 pub use virtual_fns::normalise_body;
 
@@ -50,7 +49,6 @@ pub fn qualified_name(key: &crate::policy::functions::FnKey, name: &str) -> sqlp
 use crate::authz::{Principal, View};
 use crate::error::{AclError, Result};
 use crate::policy::{PhysName, Policy};
-use crate::prefix::{Batch, Prefix};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -157,24 +155,30 @@ impl Default for Settings {
     }
 }
 
+/// A principal's batch as rewritten: the `;`-joined statements, the names its errors are
+/// translated with (`errors::names_blob`), and per statement what DuckDB's parse may name.
+pub struct Statements {
+    pub sql: String,
+    pub names: String,
+    pub checks: Vec<Option<Arc<Allowed>>>,
+}
+
 /// The statements of a batch under one principal (from a token with `exp`, if any), each from the
-/// cache or rewritten once.
-#[allow(clippy::too_many_arguments)]
-fn principal_batch(
+/// cache or rewritten once: the decision (`View`, `FnGate`, built for the first statement not in
+/// the cache), then `statement_with_names` (the rules and the post-check).
+pub fn principal_batch(
     policy: &Policy,
     cache: &RewriteCache,
     principal: &Principal,
     exp: Option<i64>,
-    batch: &Batch<'_>,
+    statements: &[&str],
     settings: &Settings,
-    sql: &mut String,
-    names: &mut Vec<(errors::Slot, String, String)>,
-    checks: &mut Vec<Option<std::sync::Arc<Allowed>>>,
-) -> Result<usize> {
+) -> Result<Statements> {
+    let (mut sql, mut names, mut checks) = (String::new(), Vec::new(), Vec::with_capacity(statements.len()));
     let who = who(principal);
     let limit = max_len(settings);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
-    for s in &batch.statements {
+    for s in statements {
         // The separator `push` adds before every statement but the first.
         let room = limit.saturating_sub(sql.len() + if sql.is_empty() { 0 } else { 2 });
         let mut rewrite = || -> Result<Cached> {
@@ -197,14 +201,15 @@ fn principal_batch(
         if !fresh && done.allowed.statement == "CREATE" {
             done = Arc::new(rewrite()?);
         }
-        push(sql, &done.sql);
+        push(&mut sql, &done.sql);
         if sql.len() > limit {
             return Err(too_large()); // a cached statement, or the final print of a fresh one
         }
         names.extend(done.names.iter().cloned());
         checks.push(Some(done.allowed.clone()));
     }
-    Ok(batch.statements.len())
+    // A principal's batch always has a blob (its errors are all translated).
+    Ok(Statements { sql, names: errors::names_blob(&mut names), checks })
 }
 
 fn push(out: &mut String, stmt: &str) {
@@ -337,7 +342,5 @@ mod tests;
 mod fn_tests;
 #[cfg(test)]
 mod gate_tests;
-#[cfg(test)]
-mod txn_tests;
 #[cfg(test)]
 mod view_tests;

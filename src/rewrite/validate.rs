@@ -11,7 +11,7 @@ use crate::policy::{Policy, Relation, RelationKind, Slice};
 use std::borrow::Cow;
 
 /// The checking statements to run before `cmd` (none for most commands).
-pub(super) fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
+pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
     let nobody = Principal { roles: Vec::new(), label: "the validation".into(), claims: Default::default() };
     let view = View::new(policy, &nobody)?;
     let check = |kind: &RelationKind, layers: Vec<Cow<'_, Slice>>| -> Result<String> {
