@@ -106,7 +106,7 @@ void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
 // Every statement produced under a principal carries who it runs as in its text (which DuckDB
 // copies into a prepared statement and reports as the running query): a comment after the
 // policy version tag, `/* acl:principal=<owner digest>;<kind> */ `. The digest is Rust's
-// `rewrite::owner` (hex only).
+// `engine::owner` (hex only).
 enum TxnKind : char { TXN_OTHER = 's', TXN_BEGIN = 'b', TXN_COMMIT = 'c', TXN_ROLLBACK = 'r' };
 
 TxnKind KindOf(const SQLStatement &statement);
