@@ -69,9 +69,10 @@ struct AclStr {
 void *acl_rs_state_new(void);
 void acl_rs_state_free(void *state);
 bool acl_rs_is_ours(const char *query, size_t len);
-int32_t acl_rs_rewrite(void *state, const char *query, size_t len, const AclToken *tokens, size_t n_tokens,
+// Tokenizes `len` bytes at `query` into `ctx`'s storage and points `tokens`/`n_tokens` at it; false on failure.
+typedef bool (*AclTokenize)(void *ctx, const char *query, size_t len, const AclToken **tokens, size_t *n_tokens);
+int32_t acl_rs_rewrite(void *state, const char *query, size_t len, AclTokenize tokenize, void *ctx,
                        const AclSettings *settings, AclOut *out);
-int32_t acl_rs_rewrite_cached(void *state, const char *query, size_t len, const AclSettings *settings, AclOut *out);
 void acl_rs_out_free(AclOut *out);
 bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_refs, const AclStr *strs,
                   size_t n_strs, AclOut *out);
@@ -105,7 +106,7 @@ void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
 // Every statement produced under a principal carries who it runs as in its text (which DuckDB
 // copies into a prepared statement and reports as the running query): a comment after the
 // policy version tag, `/* acl:principal=<owner digest>;<kind> */ `. The digest is Rust's
-// `rewrite::owner` (hex only).
+// `engine::owner` (hex only).
 enum TxnKind : char { TXN_OTHER = 's', TXN_BEGIN = 'b', TXN_COMMIT = 'c', TXN_ROLLBACK = 'r' };
 
 TxnKind KindOf(const SQLStatement &statement);

@@ -5,6 +5,7 @@
 #include "duckdb/planner/planner_extension.hpp"
 
 #include <cstdint>
+#include <exception>
 #include <cstring>
 #include <cstdlib>
 
@@ -12,7 +13,7 @@ using namespace acl_shim;
 
 namespace {
 
-enum RewriteStatus : int32_t { NOT_OURS = 0, REWRITTEN = 1, REFUSED = 2, SYNTAX = 3, INVALID = 4, MISS = 5 };
+enum RewriteStatus : int32_t { NOT_OURS = 0, REWRITTEN = 1, REFUSED = 2, SYNTAX = 3, INVALID = 4 };
 
 struct AclParserInfo : public ParserExtensionInfo {
 	explicit AclParserInfo(void *state_p) : state(state_p) {
@@ -146,6 +147,35 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 	return std::move(parser.statements);
 }
 
+// DuckDB's own tokenizer finds the statement boundaries, so quotes, $$ strings and comments split
+// exactly as DuckDB would split them. Rust asks for the tokens only when it needs them (not for a
+// batch it kept); they live here until `acl_rs_rewrite` returns.
+struct Tokens {
+	const string &query;
+	vector<AclToken> tokens;
+	std::exception_ptr error; // rethrown once Rust has returned (nothing unwinds through Rust)
+};
+
+extern "C" bool TokenizeForRust(void *ctx, const char *query, size_t len, const AclToken **out, size_t *n_out) {
+	auto &t = *static_cast<Tokens *>(ctx);
+	try {
+		// Always the text `acl_rs_rewrite` was given; anything else is copied.
+		bool same = query == t.query.data() && len == t.query.size();
+		auto simplified = same ? Parser::Tokenize(t.query) : Parser::Tokenize(string(query, len));
+		t.tokens.clear();
+		t.tokens.reserve(simplified.size());
+		for (auto &token : simplified) {
+			t.tokens.push_back(AclToken {token.start, static_cast<uint8_t>(token.type)});
+		}
+		*out = t.tokens.data();
+		*n_out = t.tokens.size();
+		return true;
+	} catch (...) {
+		t.error = std::current_exception();
+		return false;
+	}
+}
+
 // The settings a decision depends on, read from the caller's context.
 AclSettings ReadSettings(ParserOptions &options) {
 	AclSettings settings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0};
@@ -174,19 +204,11 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	}
 	auto settings = ReadSettings(options);
 	OutGuard guard;
-	// A batch seen before under the same policy needs no tokenizing.
-	auto status = acl_rs_rewrite_cached(acl.state, query.data(), query.size(), &settings, &guard.out);
-	if (status == MISS) {
-		// DuckDB's own tokenizer finds the statement boundaries, so quotes, $$ strings and
-		// comments split exactly as DuckDB would split them.
-		auto simplified = Parser::Tokenize(query);
-		vector<AclToken> tokens;
-		tokens.reserve(simplified.size());
-		for (auto &t : simplified) {
-			tokens.push_back(AclToken {t.start, static_cast<uint8_t>(t.type)});
-		}
-		status = acl_rs_rewrite(acl.state, query.data(), query.size(), tokens.data(), tokens.size(), &settings,
-		                        &guard.out);
+	Tokens tokens {query, {}, nullptr};
+	auto status = acl_rs_rewrite(acl.state, query.data(), query.size(), TokenizeForRust, &tokens, &settings,
+	                             &guard.out);
+	if (tokens.error) {
+		std::rethrow_exception(tokens.error);
 	}
 	switch (status) {
 	case NOT_OURS:

@@ -5,13 +5,13 @@ pub mod admin;
 pub mod auth;
 pub mod authz;
 pub mod bounded;
+pub mod engine;
 pub mod error;
 pub mod faults;
 pub mod policy;
 pub mod prefix;
 pub mod rewrite;
 pub mod sqltext;
-pub mod state;
 
 #[cfg(feature = "extension")]
 mod ffi;

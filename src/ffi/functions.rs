@@ -3,7 +3,7 @@
 //!
 //! Raw `libduckdb-sys` calls rather than the `duckdb` crate: the crate's Arrow dependency
 //! doubles a clean build for the little this needs.
-use crate::state::State;
+use crate::engine::State;
 use libduckdb_sys as sys;
 use super::table_fn::{self, bind_with, drop_box, function_with, TableFn};
 use std::ffi::{c_void, CString};
@@ -139,12 +139,9 @@ unsafe extern "C" fn exec_function(info: sys::duckdb_function_info, output: sys:
             }
             let state = &*(sys::duckdb_function_get_extra_info(info) as *const Arc<State>);
             let bind = &*(sys::duckdb_function_get_bind_data(info) as *const ExecBind);
-            // Checked when it runs, not when it was bound: a statement prepared outside a
-            // transaction may execute inside one. No context: refused (fail closed).
-            if bind.context.is_null() || acl_shim_explicit_transaction(bind.context) {
-                return Err(crate::error::AclError::from(crate::error::StatementNotPermitted::ManagementInTransaction).to_string());
-            }
-            let status = state.execute_admin(&bind.sql).map_err(|e| e.to_string())?;
+            // No context: an explicit transaction cannot be ruled out (fail closed).
+            let in_transaction = bind.context.is_null() || acl_shim_explicit_transaction(bind.context);
+            let status = crate::engine::admin::execute(state, &bind.sql, in_transaction).map_err(|e| e.to_string())?;
             let vector = sys::duckdb_data_chunk_get_vector(output, 0);
             sys::duckdb_vector_assign_string_element_len(vector, 0, status.as_ptr() as *const _, status.len() as u64);
             sys::duckdb_data_chunk_set_size(output, 1);

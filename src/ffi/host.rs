@@ -2,7 +2,7 @@
 //! connection) and the operator listing `acl_function_categories()`.
 use crate::policy::categories::HostRow;
 use crate::policy::functions::{Class, FnKey, FnKind, SYSTEM_DB};
-use crate::state::State;
+use crate::engine::State;
 use libduckdb_sys as sys;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::atomic::AtomicUsize;

@@ -6,10 +6,10 @@ mod meta;
 mod table_fn;
 mod view_guard;
 
-use crate::error::{AclError, Class, Syntax, TooLarge};
+use crate::engine::{self, Outcome, State};
+use crate::error::{AclError, Class, Syntax};
 use crate::prefix::{self, Token, TokenKind};
 use crate::rewrite;
-use crate::state::State;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -30,7 +30,7 @@ pub struct AclBuf {
 pub struct AclOut {
     /// The rewritten SQL, or the refusal's message.
     text: AclBuf,
-    /// `rewrite::Output::names`: for translating DuckDB's errors about the statements.
+    /// `engine::Rewritten::names`: for translating DuckDB's errors about the statements.
     names: AclBuf,
     n_statements: u64,
     /// `Checks` (the second check's allowed sets) or null; freed with the rest.
@@ -89,7 +89,7 @@ struct Checks {
     /// Test-only fault: accept everything.
     off: bool,
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it (`acl_rs_parsed_*`).
-    entry: Option<Arc<rewrite::BatchEntry>>,
+    entry: Option<Arc<engine::BatchEntry>>,
     /// The instance's built-ins: a bare call in DuckDB's parse must be one (`defence::check`).
     host: Arc<crate::policy::functions::HostFunctions>,
 }
@@ -108,36 +108,12 @@ pub unsafe extern "C-unwind" fn acl_duckdb_cpp_init(loader: *mut c_void) {
     unsafe { acl_shim_init(loader) }
 }
 
-/// Past this many tokens a statement is rewritten on a thread with a large stack: parsing,
-/// walking, printing and dropping a long flat expression (`1+1+…`) recurse once per term.
-const BIG_STATEMENT_TOKENS: usize = 4_096;
-/// Nothing longer is rewritten at all.
-const MAX_TOKENS: usize = 500_000;
-/// Reserved, not committed: only a statement that needs it touches it.
-const BIG_STACK_BYTES: usize = 1 << 30;
-
-/// Runs `work` on a scoped thread with a `BIG_STACK_BYTES` stack; a panic is caught there.
-fn on_big_stack<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result<T> {
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .name("acl-rewrite".into())
-            .stack_size(BIG_STACK_BYTES)
-            .spawn_scoped(scope, || catch_unwind(AssertUnwindSafe(work)))
-        {
-            Ok(handle) => handle.join().unwrap_or_else(Err),
-            Err(e) => Err(Box::new(e.to_string()) as Box<dyn std::any::Any + Send>),
-        }
-    })
-}
-
 /// Status codes shared with cpp/shim.cpp.
 const NOT_OURS: i32 = 0;
 const REWRITTEN: i32 = 1;
 const REFUSED: i32 = 2;
 const SYNTAX: i32 = 3;
 const INVALID: i32 = 4;
-/// `acl_rs_rewrite_cached`: not in the cache, tokenize and call `acl_rs_rewrite`.
-const MISS: i32 = 5;
 
 #[no_mangle]
 pub extern "C" fn acl_rs_state_new() -> *mut c_void {
@@ -162,16 +138,58 @@ pub unsafe extern "C" fn acl_rs_is_ours(query: *const u8, len: usize) -> bool {
     catch_unwind(|| prefix::maybe_ours(bytes)).unwrap_or(true)
 }
 
+/// The shim's tokenizer (DuckDB's `Parser::Tokenize`): tokenizes `len` bytes at `query` into
+/// storage `ctx` owns and points `tokens`/`n_tokens` at it (valid until the next call with `ctx`
+/// or the end of `acl_rs_rewrite`). False when it failed (the shim keeps DuckDB's exception and
+/// throws it once `acl_rs_rewrite` returns). Must not unwind.
+pub type AclTokenize = unsafe extern "C" fn(
+    ctx: *mut c_void,
+    query: *const u8,
+    len: usize,
+    tokens: *mut *const AclToken,
+    n_tokens: *mut usize,
+) -> bool;
+
+/// `engine::Tokenize` over the shim's callback.
+struct ShimTokenizer {
+    tokenize: AclTokenize,
+    ctx: *mut c_void,
+}
+
+impl engine::Tokenize for ShimTokenizer {
+    fn tokens(&self, query: &str) -> Result<Vec<Token>, AclError> {
+        let (mut tokens, mut n_tokens) = (std::ptr::null(), 0usize);
+        // SAFETY: the callback and its context come from the shim's `acl_rs_rewrite` call, which
+        // is still running; `query` is `len` readable bytes.
+        if !unsafe { (self.tokenize)(self.ctx, query.as_ptr(), query.len(), &mut tokens, &mut n_tokens) } {
+            return Err(AclError::internal("the statement could not be tokenized"));
+        }
+        let raw = if n_tokens == 0 || tokens.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the callback points `tokens` at `n_tokens` tokens it keeps until it is
+            // called again or `acl_rs_rewrite` returns; they are copied out here.
+            unsafe { std::slice::from_raw_parts(tokens, n_tokens) }
+        };
+        Ok(raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect())
+    }
+}
+
+/// The statement path (`engine::rewrite`) for a text `acl_rs_is_ours` let through: `NOT_OURS`,
+/// `REWRITTEN`, or a refusal's status, with `out` filled (`fill`). The engine asks `tokenize`
+/// for DuckDB's tokens only when the batch is not one it kept.
+///
 /// # Safety
-/// `state` came from `acl_rs_state_new`; `query`/`tokens` point to `len`/`n_tokens` items;
+/// `state` came from `acl_rs_state_new`; `query` points to `len` readable bytes; `tokenize` and
+/// `ctx` are the shim's tokenizer and its context; `settings` points to a live `AclSettings`;
 /// `out` is writable and later released with `acl_rs_out_free`.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_rewrite(
     state: *const c_void,
     query: *const u8,
     len: usize,
-    tokens: *const AclToken,
-    n_tokens: usize,
+    tokenize: AclTokenize,
+    ctx: *mut c_void,
     settings: *const AclSettings,
     out: *mut AclOut,
 ) -> i32 {
@@ -179,69 +197,31 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     let bytes = unsafe { std::slice::from_raw_parts(query, len) };
     // SAFETY: the shim passes a pointer to a live `AclSettings` for the duration of the call.
     let settings = unsafe { &*settings }.read(state);
-    let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
-    let work = || -> Result<Option<(rewrite::Output, Option<Arc<rewrite::BatchEntry>>)>, AclError> {
-        let query = std::str::from_utf8(bytes).map_err(|_| AclError::from(Syntax::NotUtf8))?;
-        let tokens: Vec<Token> =
-            raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect();
-        let Some(batch) = prefix::split(query, &tokens)? else { return Ok(None) };
-        let policy = state.policy();
-        let shape = rewrite::Shape::of(query, &tokens, &batch);
-        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, &settings, s));
-        let out = match reused {
-            Some(out) => out,
-            None => {
-                let out = rewrite::batch(&policy, &state.tokens, &state.rewrites, &settings, &batch)?;
-                if let Some(shape) = shape.as_ref().filter(|s| state.shapes.met_before(s)) {
-                    learn_shape(state, &policy, &settings, shape, &tokens, &out);
-                }
-                out
-            }
-        };
-        if let Some(reuse) = &out.reuse {
-            let entry = rewrite::BatchEntry {
-                version: policy.version,
-                token: reuse.token.clone(),
-                who: reuse.who.clone(),
-                output: rewrite::Output {
-                    sql: out.sql.clone(),
-                    statements: out.statements,
-                    names: out.names.clone(),
-                    checks: out.checks.clone(),
-                    version: out.version,
-                    expires: out.expires,
-                    reuse: None,
-                    principal: out.principal.clone(),
-                },
-                parsed: Default::default(),
-            };
-            let kept = state.batches.insert(query, entry);
-            return Ok(Some((out, kept)));
-        }
-        Ok(Some((out, None)))
-    };
-    let result = if n_tokens > MAX_TOKENS {
-        Ok(Err(AclError::from(TooLarge::Statement)))
-    } else if n_tokens > BIG_STATEMENT_TOKENS {
-        on_big_stack(work)
-    } else {
-        catch_unwind(AssertUnwindSafe(work))
-    };
-    let out = unsafe { &mut *out };
-    match result {
-        Ok(Ok(None)) => NOT_OURS,
-        Ok(Ok(Some((o, entry)))) => {
-            out.text = AclBuf::from(o.sql);
-            out.names = AclBuf::from(o.names);
-            out.n_statements = o.statements as u64;
-            out.version = o.version;
-            out.principal = AclBuf::from(o.principal);
-            out.expires = o.expires;
-            let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry, host: state.host_functions() };
+    let tokenizer = ShimTokenizer { tokenize, ctx };
+    let outcome = catch_unwind(AssertUnwindSafe(|| match std::str::from_utf8(bytes) {
+        Ok(query) => engine::rewrite(state, query, &settings, &tokenizer),
+        Err(_) => Outcome::Refused(AclError::from(Syntax::NotUtf8)),
+    }))
+    .unwrap_or_else(|_| Outcome::Refused(engine::failed()));
+    fill(unsafe { &mut *out }, state, outcome)
+}
+
+/// Writes an `Outcome` into the shim's `AclOut` (the one place it is filled); returns its status.
+fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> i32 {
+    match outcome {
+        Outcome::NotOurs => NOT_OURS,
+        Outcome::Rewritten(r) => {
+            out.text = AclBuf::from(r.sql);
+            out.names = AclBuf::from(r.names);
+            out.n_statements = r.statements as u64;
+            out.version = r.version;
+            out.expires = r.expires;
+            out.principal = AclBuf::from(r.principal);
+            let checks = Checks { statements: r.checks, off: state.faults.no_defence, entry: r.kept, host: state.host_functions() };
             out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
             REWRITTEN
         }
-        Ok(Err(e)) => {
+        Outcome::Refused(e) => {
             let code = match e.class() {
                 Class::Refused => REFUSED,
                 Class::Syntax => SYNTAX,
@@ -250,70 +230,6 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.text = AclBuf::from(e.to_string());
             code
         }
-        Err(_) => {
-            out.text = AclBuf::from(AclError::internal("the rewrite failed; the statement was refused").to_string());
-            INVALID
-        }
-    }
-}
-
-/// Rewrites `shape`'s sentinel query and keeps the shape if it proves literal-independent.
-fn learn_shape(
-    state: &State,
-    policy: &crate::policy::Policy,
-    settings: &rewrite::Settings,
-    shape: &rewrite::Shape<'_>,
-    tokens: &[Token],
-    actual: &rewrite::Output,
-) {
-    let (text, shifted) = shape.sentinel_query(tokens);
-    let Ok(Some(batch)) = prefix::split(&text, &shifted) else { return };
-    if let Ok(sentinel) = rewrite::batch(policy, &state.tokens, &state.rewrites, settings, &batch) {
-        state.shapes.learn(shape, actual, &sentinel);
-    }
-}
-
-/// The rewrite of a whole batch seen before under the same policy (and, for `ACL TOKEN`, a
-/// token still valid for the same principal): `REWRITTEN` with `out` filled, or `MISS`.
-///
-/// # Safety
-/// As `acl_rs_rewrite`.
-#[no_mangle]
-pub unsafe extern "C" fn acl_rs_rewrite_cached(
-    state: *const c_void,
-    query: *const u8,
-    len: usize,
-    settings: *const AclSettings,
-    out: *mut AclOut,
-) -> i32 {
-    let state = unsafe { &*(state as *const State) };
-    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
-    // SAFETY: as in `acl_rs_rewrite`.
-    let settings = unsafe { &*settings }.read(state);
-    let hit = catch_unwind(AssertUnwindSafe(|| {
-        let query = std::str::from_utf8(bytes).ok()?;
-        rewrite::batch_cached(&state.policy(), &state.tokens, &state.batches, &settings, query)
-    }));
-    match hit {
-        Ok(Some(entry)) => {
-            let out = unsafe { &mut *out };
-            out.text = AclBuf::from(entry.output.sql.clone());
-            out.names = AclBuf::from(entry.output.names.clone());
-            out.n_statements = entry.output.statements as u64;
-            out.version = entry.output.version;
-            out.principal = AclBuf::from(entry.output.principal.clone());
-            out.expires = entry.output.expires;
-            let checks = Checks {
-                statements: entry.output.checks.clone(),
-                off: state.faults.no_defence,
-                entry: Some(entry),
-                host: state.host_functions(),
-            };
-            out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
-            REWRITTEN
-        }
-        // A panic here is a miss: the full path decides (and refuses on a panic of its own).
-        _ => MISS,
     }
 }
 
@@ -358,7 +274,7 @@ pub unsafe extern "C" fn acl_rs_parsed_put(
     parsed: *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
 ) {
-    let parse = unsafe { rewrite::HostParse::new(parsed, free) };
+    let parse = unsafe { engine::HostParse::new(parsed, free) };
     if check.is_null() {
         return;
     }

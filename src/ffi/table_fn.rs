@@ -1,7 +1,7 @@
 //! What every table function of ours does the same way through the C API: registering it with the
 //! instance's state as extra info, and reporting an error (or a panic) from a callback without
 //! letting anything unwind into DuckDB.
-use crate::state::State;
+use crate::engine::State;
 use libduckdb_sys as sys;
 use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -12,10 +12,6 @@ use std::sync::Arc;
 const MAX_ENTRIES: usize = 4_096;
 /// Byte budgets (spec 012, "Memory"): what each cache may hold, estimated at insert.
 const REWRITES_BYTES: usize = 8 << 20;
-const BATCHES_BYTES: usize = 16 << 20;
-/// DuckDB's parse (`SQLStatement`s) per byte of the text it came from (measured: 22 for a sliced
-/// object's subquery, 62 for an IN list of small numbers, 8 for long names, 3 for strings).
-pub(crate) const HOST_PARSE_PER_BYTE: usize = 32;
 
 #[derive(Debug)]
 pub struct Cached {
@@ -36,7 +32,7 @@ fn names_bytes(names: &[(super::errors::Slot, String, String)]) -> usize {
 }
 
 /// The heap an allowed set holds (it grows with every policy subquery a statement names).
-pub(crate) fn allowed_bytes(a: &super::Allowed) -> usize {
+pub fn allowed_bytes(a: &super::Allowed) -> usize {
     const S: usize = std::mem::size_of::<String>();
     let names = |n: &super::defence::Names| {
         let tables: usize = n.tables.iter().map(|t| t.db.len() + t.schema.len() + t.name.len() + 3 * S).sum();
@@ -82,100 +78,6 @@ impl RewriteCache {
     }
 }
 
-/// Whole batches by their full text (prefix included), so a repeated statement skips DuckDB's
-/// tokenizer, the prefix split and the per-statement lookups: the shim asks here first.
-/// An entry holds for the policy version it was decided under; under `ACL TOKEN` the token is
-/// judged again on every hit (the token cache: expiry against the current clock skew) and must
-/// still denote the same roles and claims. `ACL ADMIN` batches are never cached.
-pub struct BatchCache {
-    entries: Bounded<String, Arc<BatchEntry>>,
-}
-
-impl Default for BatchCache {
-    fn default() -> BatchCache {
-        BatchCache { entries: Bounded::new(BATCHES_BYTES, MAX_ENTRIES) }
-    }
-}
-
-#[derive(Debug)]
-pub struct BatchEntry {
-    pub version: u64,
-    /// The JWT of an `ACL TOKEN` batch, judged again on each hit.
-    pub token: Option<String>,
-    /// The principal's roles and claims when the batch was rewritten.
-    pub who: String,
-    pub output: super::Output,
-    /// DuckDB's parse of `output.sql`, once the shim has parsed and checked it.
-    pub parsed: std::sync::OnceLock<HostParse>,
-}
-
-/// DuckDB's parse of a batch's rewritten text, owned by the shim: an opaque pointer and the
-/// function that frees it. It is stored only after the second check passed on it, and a hit
-/// (same text, same policy version, the token judged again) means the same check would pass, so
-/// the shim copies it instead of parsing again (spec 012). Never mutated after it is handed over.
-pub struct HostParse {
-    ptr: *mut std::ffi::c_void,
-    free: unsafe extern "C" fn(*mut std::ffi::c_void),
-}
-
-// The shim only ever reads the parse (`SQLStatement::Copy` is const) once it is handed over.
-unsafe impl Send for HostParse {}
-unsafe impl Sync for HostParse {}
-
-impl HostParse {
-    /// # Safety
-    /// `ptr` is freed by `free` exactly once, when the value drops, and is only read until then.
-    pub unsafe fn new(ptr: *mut std::ffi::c_void, free: unsafe extern "C" fn(*mut std::ffi::c_void)) -> HostParse {
-        HostParse { ptr, free }
-    }
-
-    pub fn ptr(&self) -> *const std::ffi::c_void {
-        self.ptr
-    }
-}
-
-impl Drop for HostParse {
-    fn drop(&mut self) {
-        unsafe { (self.free)(self.ptr) }
-    }
-}
-
-impl std::fmt::Debug for HostParse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HostParse")
-    }
-}
-
-/// Longer batches are not kept: hashing them would cost what the cache saves.
-pub(super) const MAX_BATCH_BYTES: usize = 16 * 1024;
-
-impl BatchCache {
-    pub fn get(&self, query: &str) -> Option<Arc<BatchEntry>> {
-        self.entries.get(query).map(|e| Arc::clone(&e))
-    }
-
-    /// The entry as kept, or `None` when the batch is too long to keep. Its size counts the
-    /// parse the shim may keep with it later (`HOST_PARSE_PER_BYTE` of the rewritten text), so
-    /// an entry whose parse would be too large is not kept, and then no parse is either.
-    pub fn insert(&self, query: &str, entry: BatchEntry) -> Option<Arc<BatchEntry>> {
-        if query.len() > MAX_BATCH_BYTES {
-            return None;
-        }
-        let size = query.len()
-            + entry.token.as_ref().map_or(0, String::len)
-            + entry.who.len()
-            + entry.output.sql.len() * (1 + HOST_PARSE_PER_BYTE)
-            + entry.output.names.len()
-            + entry.output.checks.iter().flatten().map(|a| allowed_bytes(a)).sum::<usize>();
-        if !self.entries.fits(size) {
-            return None;
-        }
-        let entry = Arc::new(entry);
-        self.entries.insert(query.to_string(), Arc::clone(&entry), size);
-        Some(entry)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,20 +97,5 @@ mod tests {
         get(1);
         get(2);
         assert_eq!(calls, 2);
-    }
-
-    #[test]
-    fn a_batch_holds_for_its_policy_version_only() {
-        let batches = BatchCache::default();
-        let output = crate::rewrite::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None, principal: String::new(), expires: 0 };
-        batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output, parsed: Default::default() });
-        let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
-        let tokens = crate::auth::TokenCache::default();
-        let settings = crate::rewrite::Settings::default();
-        let hit = crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1");
-        assert_eq!(hit.map(|e| e.output.sql.clone()).as_deref(), Some("SELECT 1"));
-        assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 2").is_none());
-        policy.version = 8;
-        assert!(crate::rewrite::batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1").is_none());
     }
 }

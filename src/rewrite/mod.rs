@@ -24,15 +24,13 @@ mod post_check;
 mod printable;
 mod relations;
 mod room;
-mod shapes;
 mod slices;
 mod types;
 mod views;
 mod virtual_fns;
 mod writes;
 
-pub use shapes::{Shape, ShapeCache};
-pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache};
+pub use cache::{allowed_bytes, Cached, RewriteCache};
 pub use defence::{check as defence_check, kind as defence_kind, Allowed};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
@@ -41,9 +39,8 @@ pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};
 
 use crate::authz::{Principal, View};
-use crate::error::{AclError, Result, StatementNotPermitted, Syntax};
+use crate::error::{AclError, Result, Syntax};
 use crate::policy::{PhysName, Policy};
-use crate::prefix::{Batch, Prefix};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -115,80 +112,9 @@ impl Decision {
     }
 }
 
-/// The rewritten batch and how many statements it holds (the shim checks DuckDB agrees).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Output {
-    pub sql: String,
-    pub statements: usize,
-    /// `errors::names_blob` of every statement's decision (empty for a management batch).
-    pub names: String,
-    /// Per statement: what DuckDB's parse of it may name (`None`: not checked — management
-    /// statements, which are the gateway's own).
-    pub checks: Vec<Option<std::sync::Arc<Allowed>>>,
-    /// The policy version the batch was decided under.
-    pub version: u64,
-    /// Unix seconds after which the batch's statements must not run (the `exp` of the token it
-    /// was decided under; the shim applies `acl_jwt_clock_skew`); 0: no such limit.
-    pub expires: i64,
-    /// Under a principal: what a `BatchCache` entry for this batch must record.
-    pub reuse: Option<Reuse>,
-    /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
-    pub principal: String,
-}
-
-/// How a rewritten batch may be reused (see `BatchCache`).
-#[derive(Debug, PartialEq, Eq, Clone)]
-pub struct Reuse {
-    pub token: Option<String>,
-    pub who: String,
-}
-
 /// Everything a rewrite depends on besides the policy: the principal's roles and claims.
 pub fn who(principal: &Principal) -> String {
     format!("{:?}{:?}", principal.roles, principal.claims)
-}
-
-/// The cached rewrite of `query` (a whole batch, prefix included), if one holds now.
-pub fn batch_cached(
-    policy: &Policy,
-    tokens: &crate::auth::TokenCache,
-    batches: &BatchCache,
-    settings: &Settings,
-    query: &str,
-) -> Option<Arc<BatchEntry>> {
-    let entry = batches.get(query)?;
-    if !fits(entry.output.sql.len(), settings) {
-        return None; // the full path refuses it
-    }
-    still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who).then_some(entry)
-}
-
-/// Does a rewrite decided under `version` for `who` (from `token`, if any) hold now: the same
-/// policy version, and a token that is still valid and still denotes the same roles and claims?
-pub(crate) fn still_holds(
-    policy: &Policy,
-    tokens: &crate::auth::TokenCache,
-    settings: &Settings,
-    version: u64,
-    token: Option<&str>,
-    who_then: &str,
-) -> bool {
-    if version != policy.version {
-        return false;
-    }
-    let Some(jwt) = token else { return true };
-    let Ok(now) = now_unix() else { return false };
-    match tokens.principal(policy, jwt, now, settings.clock_skew) {
-        Ok(principal) => who(&principal) == who_then,
-        Err(_) => false,
-    }
-}
-
-fn now_unix() -> Result<i64> {
-    Ok(std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| AclError::internal("the system clock is before 1970"))?
-        .as_secs() as i64)
 }
 
 /// Nesting deeper than this is refused by the parser rather than risking the stack.
@@ -223,121 +149,30 @@ impl Default for Settings {
     }
 }
 
-pub fn batch(
-    policy: &Policy,
-    tokens: &crate::auth::TokenCache,
-    cache: &RewriteCache,
-    settings: &Settings,
-    batch: &Batch<'_>,
-) -> Result<Output> {
-    let mut sql = String::new();
-    let mut names = Vec::new();
-    let mut statements = 0;
-    let mut reuse = None;
-    let mut checks = Vec::new();
-    let mut principal = String::new();
-    let mut expires = 0;
-    match &batch.prefix {
-        Prefix::Admin => {
-            // The policy is applied when acl_exec runs and is not rolled back with a transaction
-            // (nor will the policy store of later issues join one): refused inside an explicit
-            // transaction, here and again when acl_exec runs (a statement prepared before).
-            if settings.in_transaction {
-                return Err(StatementNotPermitted::ManagementInTransaction.into());
-            }
-            for s in &batch.statements {
-                if !crate::admin::is_management(s) {
-                    return Err(StatementNotPermitted::AdminTakesManagementOnly.into());
-                }
-                let cmd = crate::admin::parse(s)?; // syntax errors now, not at execution
-                for check in crate::admin::validate::checks(policy, &cmd)? {
-                    push(&mut sql, &check);
-                    statements += 1;
-                    checks.push(None);
-                }
-                push(&mut sql, &admin_call(s));
-                statements += 1;
-                checks.push(None);
-            }
-        }
-        Prefix::Role(role) => {
-            let p = Principal::role(role);
-            statements += principal_batch(policy, cache, &p, None, batch, settings, &mut sql, &mut names, &mut checks)?;
-            reuse = Some(Reuse { token: None, who: who(&p) });
-            principal = owner(&batch.prefix);
-        }
-        Prefix::Token(jwt) => {
-            let (p, exp) = tokens.verified(policy, jwt, now_unix()?, settings.clock_skew)?;
-            statements += principal_batch(policy, cache, &p, Some(exp), batch, settings, &mut sql, &mut names, &mut checks)?;
-            reuse = Some(Reuse { token: Some(jwt.clone()), who: who(&p) });
-            principal = owner(&batch.prefix);
-            // 0 means "no limit": a token that expired at the epoch still expires.
-            expires = if exp == 0 { -1 } else { exp };
-        }
-        Prefix::Session(_) => return Err(StatementNotPermitted::Session.into()),
-    }
-    // A principal's batch always has a blob (its errors are all translated); management has none.
-    let names = if reuse.is_some() { errors::names_blob(&mut names) } else { String::new() };
-    Ok(Output { sql, statements, names, checks, version: policy.version, expires, reuse, principal })
-}
-
-/// The text of `StatementNotPermitted::ManagementInTransaction`, the refusal of a management
-/// statement inside an explicit transaction (also `acl_exec`'s).
-pub const MANAGEMENT_IN_TRANSACTION: &str = "management statements run in their own transaction; COMMIT or ROLLBACK first";
-
-/// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
-/// (folded as role names are), the issuer and subject for `ACL TOKEN` (a refreshed token of the
-/// same subject is the same principal; a token without a subject is a principal of its own).
-/// The shim carries it in each statement's text, so it is a digest: 32 lower-case hex digits
-/// (128 bits of SHA-256) that never contain `*/`. Empty for `ACL ADMIN`.
-pub fn owner(prefix: &Prefix) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    match prefix {
-        Prefix::Role(role) => {
-            h.update(b"role\0");
-            h.update(crate::policy::norm(role).as_bytes());
-        }
-        Prefix::Token(jwt) => {
-            // Only called once the token verified: these are the claims its signature covers.
-            let claims: serde_json::Value = jsonwebtoken::dangerous::insecure_decode_claims(jwt).unwrap_or_default();
-            let text = |k: &str| claims.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
-            h.update(b"token\0");
-            h.update(text("iss").unwrap_or_default().as_bytes());
-            match text("sub") {
-                Some(sub) => {
-                    h.update(b"\0sub\0");
-                    h.update(sub.as_bytes());
-                }
-                None => {
-                    h.update(b"\0jwt\0");
-                    h.update(jwt.as_bytes());
-                }
-            }
-        }
-        Prefix::Admin | Prefix::Session(_) => return String::new(),
-    }
-    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+/// A principal's batch as rewritten: the `;`-joined statements, the names its errors are
+/// translated with (`errors::names_blob`), and per statement what DuckDB's parse may name.
+pub struct Statements {
+    pub sql: String,
+    pub names: String,
+    pub checks: Vec<Option<Arc<Allowed>>>,
 }
 
 /// The statements of a batch under one principal (from a token with `exp`, if any), each from the
-/// cache or rewritten once.
-#[allow(clippy::too_many_arguments)]
-fn principal_batch(
+/// cache or rewritten once: the decision (`View`, `FnGate`, built for the first statement not in
+/// the cache), then `statement_with_names` (the rules and the post-check).
+pub fn principal_batch(
     policy: &Policy,
     cache: &RewriteCache,
     principal: &Principal,
     exp: Option<i64>,
-    batch: &Batch<'_>,
+    statements: &[&str],
     settings: &Settings,
-    sql: &mut String,
-    names: &mut Vec<(errors::Slot, String, String)>,
-    checks: &mut Vec<Option<std::sync::Arc<Allowed>>>,
-) -> Result<usize> {
+) -> Result<Statements> {
+    let (mut sql, mut names, mut checks) = (String::new(), Vec::new(), Vec::with_capacity(statements.len()));
     let who = who(principal);
     let limit = max_len(settings);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
-    for s in &batch.statements {
+    for s in statements {
         // The separator `push` adds before every statement but the first.
         let room = limit.saturating_sub(sql.len() + if sql.is_empty() { 0 } else { 2 });
         let mut rewrite = || -> Result<Cached> {
@@ -360,14 +195,15 @@ fn principal_batch(
         if !fresh && done.allowed.statement == "CREATE" {
             done = Arc::new(rewrite()?);
         }
-        push(sql, &done.sql);
+        push(&mut sql, &done.sql);
         if sql.len() > limit {
             return Err(too_large()); // a cached statement, or the final print of a fresh one
         }
         names.extend(done.names.iter().cloned());
         checks.push(Some(done.allowed.clone()));
     }
-    Ok(batch.statements.len())
+    // A principal's batch always has a blob (its errors are all translated).
+    Ok(Statements { sql, names: errors::names_blob(&mut names), checks })
 }
 
 fn push(out: &mut String, stmt: &str) {
@@ -375,12 +211,6 @@ fn push(out: &mut String, stmt: &str) {
         out.push_str(";\n");
     }
     out.push_str(stmt);
-}
-
-/// Management statements run when DuckDB executes the batch (in order with the rest of it),
-/// through the extension's `acl_exec` table function.
-fn admin_call(stmt: &str) -> String {
-    format!("SELECT * FROM acl_exec('{}')", stmt.replace('\'', "''"))
 }
 
 /// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
@@ -507,8 +337,6 @@ mod tests;
 mod fn_tests;
 #[cfg(test)]
 mod gate_tests;
-#[cfg(test)]
-mod txn_tests;
 #[cfg(test)]
 mod view_tests;
 #[cfg(test)]

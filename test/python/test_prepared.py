@@ -212,6 +212,28 @@ def management_prepared_outside_a_transaction_is_refused_inside_one(con):
 
 
 @test
+def a_prepared_management_statement_is_judged_against_the_policy_of_each_run(con):
+    # The gateway prepares a GRANT once and runs it again and again. Its text is parsed once
+    # (issue 11): an attacker's hope is that the first run's judgement (the role did not exist,
+    # or did) sticks. Each run is applied to the policy of that moment.
+    con.execute("SELECT 1").fetchall()
+    grant = con.sql("ACL ADMIN GRANT CATALOG sales TO ROLE later WITH (select) MAIN")
+    refused_with(grant.fetchall, 'acl: role "later" does not exist')
+    con.execute("ACL ADMIN CREATE ROLE later").fetchall()
+    assert grant.fetchall() == [("GRANT CATALOG sales TO ROLE later",)]
+    assert con.execute('ACL ROLE "later" SELECT count(*) FROM orders').fetchall() == [(3,)]
+    con.execute("ACL ADMIN DROP ROLE later").fetchall()
+    refused_with(grant.fetchall, 'acl: role "later" does not exist')
+    # the dropped role's grant went with it, and the refused run gave nothing back
+    refused_with(lambda: con.execute('ACL ROLE "later" SELECT count(*) FROM orders').fetchall(),
+                 'acl: role "later" does not exist')
+    con.execute("ACL ADMIN CREATE ROLE later").fetchall()
+    refused_with(lambda: con.execute('ACL ROLE "later" SELECT count(*) FROM orders').fetchall(), "has no MAIN catalog")
+    assert grant.fetchall() == [("GRANT CATALOG sales TO ROLE later",)]
+    assert con.execute('ACL ROLE "later" SELECT count(*) FROM orders').fetchall() == [(3,)]
+
+
+@test
 def a_relation_of_another_principal_is_refused_in_a_transaction(con):
     # analyst's statement, built before clerk's transaction, run inside it: it would read
     # clerk's uncommitted row

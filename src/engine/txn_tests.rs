@@ -1,14 +1,13 @@
 //! Transactions (spec 001): management statements refused inside one, and the identity a
 //! transaction belongs to (`owner`).
-use super::{batch, owner, Settings};
+use super::{batch, owner, tests::admin, Settings, State};
 use crate::prefix::{self, Prefix};
-use crate::state::State;
 
 fn state() -> State {
     let s = State::new();
     for stmt in ["CREATE VIRTUAL CATALOG sales", "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders", "CREATE ROLE r",
                  "GRANT CATALOG sales TO ROLE r MAIN"] {
-        s.execute_admin(stmt).unwrap();
+        admin(&s, stmt);
     }
     s
 }
@@ -16,7 +15,7 @@ fn state() -> State {
 fn run(s: &State, q: &str, in_transaction: bool) -> crate::error::Result<super::Output> {
     let toks = prefix::test_tokens(q);
     let b = prefix::split(q, &toks).unwrap().unwrap();
-    batch(&s.policy(), &s.tokens, &s.rewrites, &Settings { in_transaction, ..Default::default() }, &b)
+    batch(s, &s.policy(), &Settings { in_transaction, ..Default::default() }, &b)
 }
 
 #[test]

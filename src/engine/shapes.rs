@@ -39,7 +39,7 @@ impl<'q> Shape<'q> {
         if !matches!(batch.prefix, Prefix::Role(_) | Prefix::Token(_)) || batch.statements.len() != 1 {
             return None;
         }
-        if query.contains(HOLE) || query.len() > super::cache::MAX_BATCH_BYTES {
+        if query.contains(HOLE) || query.len() > super::kept::MAX_BATCH_BYTES {
             return None;
         }
         let body = batch.statements[0];
@@ -108,7 +108,7 @@ pub struct ShapeEntry {
     holes: Vec<usize>,
     statements: usize,
     names: String,
-    checks: Vec<Option<Arc<super::Allowed>>>,
+    checks: Vec<Option<Arc<crate::rewrite::Allowed>>>,
     principal: String,
     /// `Output::expires` (the shape's key holds the token, so it is the same token's `exp`).
     expires: i64,
@@ -143,15 +143,15 @@ impl ShapeCache {
         &self,
         policy: &crate::policy::Policy,
         tokens: &crate::auth::TokenCache,
-        settings: &super::Settings,
+        settings: &crate::rewrite::Settings,
         shape: &Shape<'_>,
     ) -> Option<Output> {
         let entry = Arc::clone(&*self.entries.get(&shape.key)?);
-        if !super::still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who) {
+        if !super::principal::still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who) {
             return None;
         }
         let len = entry.pieces.iter().map(String::len).sum::<usize>() + entry.holes.iter().map(|&h| shape.literal(h).len()).sum::<usize>();
-        if !super::fits(len, settings) {
+        if !crate::rewrite::fits(len, settings) {
             return None; // the full path refuses it
         }
         let mut sql = String::with_capacity(len);
@@ -215,7 +215,7 @@ impl ShapeCache {
             + texts(&entry.pieces)
             + entry.holes.len() * std::mem::size_of::<usize>()
             + entry.names.len()
-            + entry.checks.iter().flatten().map(|a| super::cache::allowed_bytes(a)).sum::<usize>();
+            + entry.checks.iter().flatten().map(|a| crate::rewrite::allowed_bytes(a)).sum::<usize>();
         self.entries.insert(shape.key.clone(), Arc::new(entry), size);
     }
 }

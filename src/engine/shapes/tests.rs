@@ -1,7 +1,7 @@
 use super::*;
 use crate::prefix;
-use crate::rewrite::{self, Settings};
-use crate::state::State;
+use crate::engine::{batch as run_batch, tests::admin, State};
+use crate::rewrite::Settings;
 
 fn tokenize(q: &str) -> Vec<Token> {
     prefix::test_tokens(q)
@@ -18,7 +18,7 @@ fn state() -> State {
         "CREATE ROLE clerk CLAIMS (region = 'us')",
         "GRANT CATALOG sales TO ROLE clerk WITH (select) MAIN",
     ] {
-        s.execute_admin(stmt).unwrap();
+        admin(&s, stmt);
     }
     s
 }
@@ -30,14 +30,14 @@ const SETTINGS: Settings = Settings {
     faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false, vfn_args_unresolved: false, vfn_args_in_place: false },
 };
 
-fn direct(s: &State, q: &str) -> rewrite::Output {
+fn direct(s: &State, q: &str) -> Output {
     let toks = tokenize(q);
     let batch = prefix::split(q, &toks).unwrap().unwrap();
-    rewrite::batch(&s.policy(), &s.tokens, &s.rewrites, &SETTINGS, &batch).unwrap()
+    run_batch(s, &s.policy(), &SETTINGS, &batch).unwrap()
 }
 
 /// What the shim's path does on a miss: apply a learned shape, or rewrite and learn.
-fn through_shapes(s: &State, q: &str) -> (rewrite::Output, bool) {
+fn through_shapes(s: &State, q: &str) -> (Output, bool) {
     let toks = tokenize(q);
     let batch = prefix::split(q, &toks).unwrap().unwrap();
     let policy = s.policy();
@@ -45,11 +45,11 @@ fn through_shapes(s: &State, q: &str) -> (rewrite::Output, bool) {
     if let Some(out) = shape.as_ref().and_then(|sh| s.shapes.apply(&policy, &s.tokens, &SETTINGS, sh)) {
         return (out, true);
     }
-    let out = rewrite::batch(&policy, &s.tokens, &s.rewrites, &SETTINGS, &batch).unwrap();
+    let out = run_batch(s, &policy, &SETTINGS, &batch).unwrap();
     if let Some(shape) = shape.as_ref().filter(|sh| s.shapes.met_before(sh)) {
         let (text, shifted) = shape.sentinel_query(&toks);
         let sb = prefix::split(&text, &shifted).unwrap().unwrap();
-        if let Ok(sentinel) = rewrite::batch(&policy, &s.tokens, &s.rewrites, &SETTINGS, &sb) {
+        if let Ok(sentinel) = run_batch(s, &policy, &SETTINGS, &sb) {
             s.shapes.learn(shape, &out, &sentinel);
         }
     }
@@ -92,8 +92,8 @@ fn shapes_are_per_principal_and_per_policy_version() {
     assert!(out.sql.contains("'us'") && !out.sql.contains("'eu'"), "{}", out.sql);
     let (out, reused) = through_shapes(&s, &q("analyst", 3));
     assert!(reused && out.sql.contains("'eu'"), "{}", out.sql);
-    s.execute_admin("CREATE OR REPLACE ROLE analyst CLAIMS (region = 'apac')").unwrap();
-    s.execute_admin("GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN").unwrap();
+    admin(&s, "CREATE OR REPLACE ROLE analyst CLAIMS (region = 'apac')");
+    admin(&s, "GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN");
     let (out, reused) = through_shapes(&s, &q("analyst", 4));
     assert!(!reused); // met before, so learned again under the new version
     assert!(out.sql.contains("'apac'"), "{}", out.sql);

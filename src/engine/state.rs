@@ -16,10 +16,12 @@ pub struct State {
     pub tokens: crate::auth::TokenCache,
     /// Rewritten statements by policy version, principal and text.
     pub rewrites: crate::rewrite::RewriteCache,
-    /// Rewritten batches by their full text (the shim asks before tokenizing).
-    pub batches: crate::rewrite::BatchCache,
+    /// Rewritten batches by their full text (the engine asks before tokenizing).
+    pub batches: super::BatchCache,
     /// Statement shapes: rewrites reused across numeric literals (spec 012).
-    pub shapes: crate::rewrite::ShapeCache,
+    pub shapes: super::ShapeCache,
+    /// Parsed management statements by their text.
+    pub commands: super::Commands,
     /// Metadata listings (`acl_meta`) by policy version, principal and catalog stamp.
     pub meta: crate::rewrite::MetaCache,
     /// The host's categorised function list, read once at load. Every published snapshot
@@ -59,14 +61,13 @@ impl State {
         self.host.read().clone()
     }
 
-    /// Runs one management statement (already split from its batch) against a copy of the
-    /// policy and publishes the copy only if it succeeded.
-    pub fn execute_admin(&self, sql: &str) -> Result<String> {
-        let cmd = crate::admin::parse(sql)?;
+    /// Changes a copy of the policy and publishes the copy only if `change` succeeded (one
+    /// writer at a time; readers see the old snapshot or the new one, whole).
+    pub fn update<T>(&self, change: impl FnOnce(&mut Policy) -> Result<T>) -> Result<T> {
         let _w = self.writer.lock();
         let mut next = Policy::clone(&self.policy.load());
-        let status = crate::admin::apply(&mut next, &cmd)?;
+        let out = change(&mut next)?;
         self.policy.store(Arc::new(next));
-        Ok(status)
+        Ok(out)
     }
 }

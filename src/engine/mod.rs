@@ -1,0 +1,260 @@
+//! The statement path, in the order it runs (spec 001, "The pipeline"). The shim hands every
+//! text DuckDB parses that may start with `ACL` to `rewrite`, with DuckDB's tokenizer as a
+//! callback, and gets back one `Outcome`:
+//!
+//! 1. `kept::lookup`     — a batch seen before under the same policy (and a token still valid for
+//!                         the same principal): its rewrite, without tokenizing;
+//! 2. `Tokenize::tokens` — DuckDB's tokens (asked for only on a miss); a long batch continues on
+//!                         a thread with a large stack (`on_big_stack`);
+//! 3. `prefix::split`    — the prefix and the statements it covers, or not ours;
+//! 4. `shapes`           — the same statement with other numbers, rewritten before (spec 012);
+//! 5. `batch`            — by prefix: `admin::batch` (management), or `principal::of` (who) and
+//!                         `rewrite::principal_batch` (per statement: the decision, the rules and
+//!                         the post-check; spec 001, 002, 004, 005);
+//! 6. `keep`             — what is kept for the next time (a batch cache entry, a learned shape);
+//!
+//! then the shim parses the rewritten text with DuckDB's parser and runs the second check on it
+//! (`ffi::acl_rs_check`, spec 011). Management statements run later, when DuckDB executes the
+//! batch's `acl_exec` calls (`admin::execute`).
+pub mod admin;
+mod kept;
+mod principal;
+mod shapes;
+mod state;
+
+pub use admin::{Commands, MANAGEMENT_IN_TRANSACTION};
+pub use kept::{BatchCache, BatchEntry, HostParse};
+pub use principal::owner;
+pub use shapes::{Shape, ShapeCache};
+pub use state::State;
+
+use crate::error::{AclError, Result};
+use crate::policy::Policy;
+use crate::prefix::{self, Batch, Prefix, Token};
+use crate::rewrite::{self, Allowed, Settings};
+use std::sync::Arc;
+
+/// DuckDB's tokenizer, which the shim passes in: statements split exactly where DuckDB splits
+/// them (quotes, `$$` strings, comments).
+pub trait Tokenize {
+    /// The tokens of `query`, in order.
+    fn tokens(&self, query: &str) -> Result<Vec<Token>>;
+}
+
+impl<F: Fn(&str) -> Result<Vec<Token>>> Tokenize for F {
+    fn tokens(&self, query: &str) -> Result<Vec<Token>> {
+        self(query)
+    }
+}
+
+/// What becomes of one text DuckDB was about to parse.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Not an `ACL …` batch: DuckDB parses it unchanged.
+    NotOurs,
+    Rewritten(Rewritten),
+    Refused(AclError),
+}
+
+/// A batch as DuckDB is to run it, and what the shim's second check and bookkeeping need.
+#[derive(Debug)]
+pub struct Rewritten {
+    pub sql: String,
+    /// `rewrite::translate_error`'s names: how DuckDB's errors about the batch are shown.
+    pub names: String,
+    /// How many statements `sql` holds (the shim checks DuckDB agrees).
+    pub statements: usize,
+    /// Per statement: what DuckDB's parse of it may name (`None`: management, not checked).
+    pub checks: Vec<Option<Arc<Allowed>>>,
+    /// The policy version the batch was decided under.
+    pub version: u64,
+    /// Unix seconds after which the statements must not run (a token's `exp`); 0: no limit.
+    pub expires: i64,
+    /// Who owns a transaction the batch begins (`owner`); empty for `ACL ADMIN`.
+    pub principal: String,
+    /// The batch cache's entry for this batch, which keeps DuckDB's parse of it once the shim
+    /// has parsed and checked it.
+    pub kept: Option<Arc<BatchEntry>>,
+}
+
+/// Past this many tokens a statement is rewritten on a thread with a large stack: parsing,
+/// walking, printing and dropping a long flat expression (`1+1+…`) recurse once per term.
+const BIG_STATEMENT_TOKENS: usize = 4_096;
+/// Nothing longer is rewritten at all.
+const MAX_TOKENS: usize = 500_000;
+/// Reserved, not committed: only a statement that needs it touches it.
+const BIG_STACK_BYTES: usize = 1 << 30;
+
+/// The statement path: `query` (which `prefix::maybe_ours` let through) under the caller's
+/// `settings`.
+pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn Tokenize) -> Outcome {
+    if let Some(entry) = kept::lookup(state, query, settings) {
+        return Outcome::Rewritten(Rewritten::again(entry));
+    }
+    let tokens = match tokenize.tokens(query) {
+        Ok(tokens) => tokens,
+        Err(e) => return Outcome::Refused(e),
+    };
+    if tokens.len() > MAX_TOKENS {
+        return Outcome::Refused(AclError::from(crate::error::TooLarge::Statement));
+    }
+    if tokens.len() > BIG_STATEMENT_TOKENS {
+        return on_big_stack(|| fresh(state, query, &tokens, settings));
+    }
+    fresh(state, query, &tokens, settings)
+}
+
+/// A batch not in the batch cache, from its tokens on.
+fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings) -> Outcome {
+    let result = (|| -> Result<Option<Rewritten>> {
+        let Some(batch) = prefix::split(query, tokens)? else { return Ok(None) };
+        let policy = state.policy();
+        let shape = Shape::of(query, tokens, &batch);
+        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, settings, s));
+        let output = match reused {
+            Some(output) => output,
+            None => {
+                let output = self::batch(state, &policy, settings, &batch)?;
+                if let Some(shape) = shape.as_ref().filter(|s| state.shapes.met_before(s)) {
+                    learn_shape(state, &policy, settings, shape, tokens, &output);
+                }
+                output
+            }
+        };
+        Ok(Some(keep(state, query, &policy, output)))
+    })();
+    match result {
+        Ok(None) => Outcome::NotOurs,
+        Ok(Some(rewritten)) => Outcome::Rewritten(rewritten),
+        Err(e) => Outcome::Refused(e),
+    }
+}
+
+/// One batch under its prefix: management statements, or a principal's statements through the
+/// rules.
+pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<'_>) -> Result<Output> {
+    if let Prefix::Admin = batch.prefix {
+        return admin::batch(state, policy, settings, &batch.statements);
+    }
+    let who = principal::of(state, policy, &batch.prefix, settings)?;
+    let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, settings)?;
+    Ok(Output {
+        sql: done.sql,
+        statements: batch.statements.len(),
+        names: done.names,
+        checks: done.checks,
+        version: policy.version,
+        // 0 means "no limit": a token that expired at the epoch still expires.
+        expires: who.exp.map_or(0, |exp| if exp == 0 { -1 } else { exp }),
+        reuse: Some(Reuse { token: who.token, who: rewrite::who(&who.principal) }),
+        principal: owner(&batch.prefix),
+    })
+}
+
+/// Keeps a principal's batch in the batch cache (management batches are never kept).
+fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
+    let kept = out.reuse.as_ref().and_then(|reuse| {
+        let entry = BatchEntry {
+            version: policy.version,
+            token: reuse.token.clone(),
+            who: reuse.who.clone(),
+            output: Output {
+                sql: out.sql.clone(),
+                statements: out.statements,
+                names: out.names.clone(),
+                checks: out.checks.clone(),
+                version: out.version,
+                expires: out.expires,
+                reuse: None,
+                principal: out.principal.clone(),
+            },
+            parsed: Default::default(),
+        };
+        state.batches.insert(query, entry)
+    });
+    Rewritten {
+        sql: out.sql,
+        names: out.names,
+        statements: out.statements,
+        checks: out.checks,
+        version: out.version,
+        expires: out.expires,
+        principal: out.principal,
+        kept,
+    }
+}
+
+impl Rewritten {
+    /// A batch cache hit, as the shim takes it.
+    fn again(entry: Arc<BatchEntry>) -> Rewritten {
+        let o = &entry.output;
+        Rewritten {
+            sql: o.sql.clone(),
+            names: o.names.clone(),
+            statements: o.statements,
+            checks: o.checks.clone(),
+            version: o.version,
+            expires: o.expires,
+            principal: o.principal.clone(),
+            kept: Some(entry),
+        }
+    }
+}
+
+/// Rewrites `shape`'s sentinel query and keeps the shape if it proves literal-independent.
+fn learn_shape(state: &State, policy: &Policy, settings: &Settings, shape: &Shape<'_>, tokens: &[Token], actual: &Output) {
+    let (text, shifted) = shape.sentinel_query(tokens);
+    let Ok(Some(sentinel)) = prefix::split(&text, &shifted) else { return };
+    if let Ok(sentinel) = batch(state, policy, settings, &sentinel) {
+        state.shapes.learn(shape, actual, &sentinel);
+    }
+}
+
+/// Runs `work` on a scoped thread with a `BIG_STACK_BYTES` stack. A panic there is joined here
+/// and refused (the caller's own `catch_unwind` covers this thread only).
+fn on_big_stack(work: impl FnOnce() -> Outcome + Send) -> Outcome {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new().name("acl-rewrite".into()).stack_size(BIG_STACK_BYTES).spawn_scoped(scope, work) {
+            Ok(handle) => handle.join().unwrap_or_else(|_| Outcome::Refused(failed())),
+            Err(_) => Outcome::Refused(failed()),
+        }
+    })
+}
+
+/// The refusal of a statement whose rewrite panicked.
+pub fn failed() -> AclError {
+    AclError::internal("the rewrite failed; the statement was refused")
+}
+
+/// A batch as rewritten, before it is kept.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Output {
+    pub sql: String,
+    pub statements: usize,
+    /// `errors::names_blob` of every statement's decision (empty for a management batch).
+    pub names: String,
+    /// Per statement: what DuckDB's parse of it may name (`None`: not checked — management
+    /// statements, which are the gateway's own).
+    pub checks: Vec<Option<std::sync::Arc<Allowed>>>,
+    /// The policy version the batch was decided under.
+    pub version: u64,
+    /// Unix seconds after which the batch's statements must not run (the `exp` of the token it
+    /// was decided under; the shim applies `acl_jwt_clock_skew`); 0: no such limit.
+    pub expires: i64,
+    /// Under a principal: what a `BatchCache` entry for this batch must record.
+    pub reuse: Option<Reuse>,
+    /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
+    pub principal: String,
+}
+
+/// How a rewritten batch may be reused (see `BatchCache`).
+#[derive(Debug, PartialEq, Eq, Clone)]
+pub struct Reuse {
+    pub token: Option<String>,
+    pub who: String,
+}
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod txn_tests;

@@ -1,0 +1,91 @@
+//! Who a principal's batch runs as: the prefix's role, or the roles and claims of a verified
+//! token (spec 003); whether a rewrite kept for them still holds; and the identity a
+//! transaction belongs to (`owner`).
+use crate::authz::Principal;
+use crate::error::{AclError, Result};
+use crate::policy::Policy;
+use crate::prefix::Prefix;
+use crate::rewrite::{who, Settings};
+
+/// A principal, and the token it came from (with its `exp`), if any.
+pub struct Who {
+    pub principal: Principal,
+    pub exp: Option<i64>,
+    pub token: Option<String>,
+}
+
+/// The principal of a batch's prefix (`ACL ADMIN` has none: management goes elsewhere).
+pub fn of(state: &super::State, policy: &Policy, prefix: &Prefix, settings: &Settings) -> Result<Who> {
+    match prefix {
+        Prefix::Role(role) => Ok(Who { principal: Principal::role(role), exp: None, token: None }),
+        Prefix::Token(jwt) => {
+            let (principal, exp) = state.tokens.verified(policy, jwt, now_unix()?, settings.clock_skew)?;
+            Ok(Who { principal, exp: Some(exp), token: Some(jwt.clone()) })
+        }
+        Prefix::Session(_) => Err(AclError::from(crate::error::StatementNotPermitted::Session)),
+        Prefix::Admin => Err(AclError::internal("a management batch has no principal")),
+    }
+}
+
+/// Does a rewrite decided under `version` for `who` (from `token`, if any) hold now: the same
+/// policy version, and a token that is still valid and still denotes the same roles and claims?
+pub(crate) fn still_holds(
+    policy: &Policy,
+    tokens: &crate::auth::TokenCache,
+    settings: &Settings,
+    version: u64,
+    token: Option<&str>,
+    who_then: &str,
+) -> bool {
+    if version != policy.version {
+        return false;
+    }
+    let Some(jwt) = token else { return true };
+    let Ok(now) = now_unix() else { return false };
+    match tokens.principal(policy, jwt, now, settings.clock_skew) {
+        Ok(principal) => who(&principal) == who_then,
+        Err(_) => false,
+    }
+}
+
+fn now_unix() -> Result<i64> {
+    Ok(std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| AclError::internal("the system clock is before 1970"))?
+        .as_secs() as i64)
+}
+
+/// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
+/// (folded as role names are), the issuer and subject for `ACL TOKEN` (a refreshed token of the
+/// same subject is the same principal; a token without a subject is a principal of its own).
+/// The shim carries it in each statement's text, so it is a digest: 32 lower-case hex digits
+/// (128 bits of SHA-256) that never contain `*/`. Empty for `ACL ADMIN`.
+pub fn owner(prefix: &Prefix) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    match prefix {
+        Prefix::Role(role) => {
+            h.update(b"role\0");
+            h.update(crate::policy::norm(role).as_bytes());
+        }
+        Prefix::Token(jwt) => {
+            // Only called once the token verified: these are the claims its signature covers.
+            let claims: serde_json::Value = jsonwebtoken::dangerous::insecure_decode_claims(jwt).unwrap_or_default();
+            let text = |k: &str| claims.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
+            h.update(b"token\0");
+            h.update(text("iss").unwrap_or_default().as_bytes());
+            match text("sub") {
+                Some(sub) => {
+                    h.update(b"\0sub\0");
+                    h.update(sub.as_bytes());
+                }
+                None => {
+                    h.update(b"\0jwt\0");
+                    h.update(jwt.as_bytes());
+                }
+            }
+        }
+        Prefix::Admin | Prefix::Session(_) => return String::new(),
+    }
+    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
