@@ -1,11 +1,13 @@
 //! The entry points the C++ shim calls. Each one catches panics: nothing unwinds into C++,
 //! and a panic on any input is reported as a refusal, never a crash.
+mod abi;
 mod functions;
 mod host;
 mod meta;
 mod table_fn;
 mod view_guard;
 
+use abi::{AclBuf, AclOut, AclRef, AclSettings, AclStr, AclToken};
 use crate::error::AclError;
 use crate::prefix::{self, Token, TokenKind};
 use crate::rewrite;
@@ -13,75 +15,6 @@ use crate::state::State;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-
-#[repr(C)]
-pub struct AclToken {
-    start: u64,
-    kind: u8,
-}
-
-#[repr(C)]
-pub struct AclBuf {
-    ptr: *mut u8,
-    len: usize,
-}
-
-#[repr(C)]
-pub struct AclOut {
-    /// The rewritten SQL, or the refusal's message.
-    text: AclBuf,
-    /// `rewrite::Output::names`: for translating DuckDB's errors about the statements.
-    names: AclBuf,
-    n_statements: u64,
-    /// `Checks` (the second check's allowed sets) or null; freed with the rest.
-    check: *mut c_void,
-    /// The policy version the batch was decided under.
-    version: u64,
-    /// Unix seconds after which the batch's statements must not run any more (the token's `exp`);
-    /// 0: no such limit.
-    expires: i64,
-    /// Who the batch runs as (empty for `ACL ADMIN`), for what the shim keeps per connection.
-    principal: AclBuf,
-}
-
-/// The caller's settings the shim reads from its context for each batch.
-#[repr(C)]
-pub struct AclSettings {
-    /// `acl_jwt_clock_skew`, seconds.
-    clock_skew: u64,
-    /// `acl_max_rewrite_bytes`.
-    max_rewrite_bytes: u64,
-    /// 1 when an explicit transaction is open on the caller's connection.
-    in_transaction: u8,
-}
-
-impl AclSettings {
-    fn read(&self, state: &State) -> rewrite::Settings {
-        rewrite::Settings {
-            clock_skew: self.clock_skew,
-            max_rewrite_bytes: self.max_rewrite_bytes,
-            in_transaction: self.in_transaction != 0,
-            faults: state.faults,
-        }
-    }
-}
-
-/// What the shim hands `acl_rs_check`: one name DuckDB's parse contains, as `count` strings
-/// starting at `first` in the string array.
-#[repr(C)]
-pub struct AclRef {
-    kind: u8,
-    first: u32,
-    count: u32,
-    /// The region of policy SQL it sits in (0: outside every region; see `rewrite::defence`).
-    region: u32,
-}
-
-#[repr(C)]
-pub struct AclStr {
-    ptr: *const u8,
-    len: usize,
-}
 
 /// One batch's allowed sets, per statement.
 struct Checks {
@@ -370,22 +303,6 @@ pub unsafe extern "C" fn acl_rs_parsed_put(
     }));
 }
 
-impl AclBuf {
-    fn from(s: String) -> AclBuf {
-        let b = s.into_bytes().into_boxed_slice();
-        let len = b.len();
-        AclBuf { ptr: Box::into_raw(b) as *mut u8, len }
-    }
-
-    fn free(&mut self) {
-        if !self.ptr.is_null() {
-            let (ptr, len) = (self.ptr, self.len);
-            let _ = catch_unwind(|| unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len))) });
-            self.ptr = std::ptr::null_mut();
-            self.len = 0;
-        }
-    }
-}
 
 /// # Safety
 /// `out` was filled by `acl_rs_rewrite`/`acl_rs_translate_error` (or zeroed) and is freed once.
