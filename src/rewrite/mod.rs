@@ -34,7 +34,7 @@ mod writes;
 
 pub use shapes::{Shape, ShapeCache};
 pub use cache::{BatchCache, BatchEntry, Cached, HostParse, RewriteCache, SliceCache};
-pub use defence::{check as defence_check, kind as defence_kind, Allowed};
+pub use defence::{check as defence_check, Allowed, RefKind};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::{never_callable, FnGate};
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
