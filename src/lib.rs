@@ -14,3 +14,7 @@ pub mod state;
 
 #[cfg(feature = "extension")]
 mod ffi;
+// cpp/acl_ffi.hpp matches the Rust side; runs with the unit tests, which build no `ffi`.
+#[cfg(test)]
+#[path = "ffi/header.rs"]
+mod ffi_header;

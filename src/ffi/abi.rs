@@ -1,21 +1,62 @@
-//! The types of the C boundary with the shim (cpp/), passed by pointer or by value.
+//! The types of the C boundary with the shim (cpp/), passed by pointer or by value. They are
+//! defined here once: cbindgen turns them (with the `extern` functions of `ffi` and the enums
+//! `prefix::TokenKind` and `rewrite::RefKind`) into cpp/acl_ffi.hpp, which the shim includes and
+//! src/ffi/header.rs keeps current.
+//!
+//! A field the shim writes is an integer that Rust reads through a total conversion (an enum
+//! field holding a value no variant has would be undefined behaviour); what only Rust writes may
+//! be an enum.
+use super::Checks;
 use crate::rewrite;
 use crate::state::State;
-use std::ffi::c_void;
+use std::ffi::c_char;
 use std::panic::catch_unwind;
 
+/// What `acl_rs_rewrite` and `acl_rs_rewrite_cached` answer; the shim throws the matching DuckDB
+/// exception with `AclOut::text` for the three refusals.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AclStatus {
+    /// Not a principal's statement: DuckDB parses the text itself.
+    NotOurs = 0,
+    /// `AclOut` holds the rewritten batch.
+    Rewritten = 1,
+    /// A refusal (a `PermissionException`).
+    Refused = 2,
+    /// A syntax error in the principal's text (a `ParserException`).
+    Syntax = 3,
+    /// Anything else, internal errors included (an `InvalidInputException`).
+    Invalid = 4,
+    /// `acl_rs_rewrite_cached`: not in the cache; tokenize and call `acl_rs_rewrite`.
+    Miss = 5,
+}
+
+/// `acl_jwt_clock_skew`'s default, seconds: the shim registers the setting with it.
+pub const ACL_DEFAULT_CLOCK_SKEW: u64 = 60;
+/// `acl_max_rewrite_bytes`'s default.
+pub const ACL_DEFAULT_MAX_REWRITE_BYTES: u64 = 1 << 20;
+// cbindgen exports literals only: the defaults the rewriter falls back to must be the same.
+const _: () = assert!(
+    ACL_DEFAULT_CLOCK_SKEW == rewrite::DEFAULT_CLOCK_SKEW
+        && ACL_DEFAULT_MAX_REWRITE_BYTES == rewrite::DEFAULT_MAX_REWRITE_BYTES
+);
+
+/// One token of DuckDB's tokenizer (`Parser::Tokenize`): where it starts in the text and its type.
 #[repr(C)]
 pub struct AclToken {
     pub(super) start: u64,
+    /// An `AclTokenKind` (`prefix::TokenKind`), read with `TokenKind::from_u8`.
     pub(super) kind: u8,
 }
 
+/// A string Rust allocated and hands the shim; freed with the `AclOut` that holds it.
 #[repr(C)]
 pub struct AclBuf {
-    pub(super) ptr: *mut u8,
+    pub(super) ptr: *mut c_char,
     pub(super) len: usize,
 }
 
+/// What an entry point hands back: the shim zeroes it, Rust fills it, `acl_rs_out_free` frees it.
 #[repr(C)]
 pub struct AclOut {
     /// The rewritten SQL, or the refusal's message.
@@ -23,8 +64,8 @@ pub struct AclOut {
     /// `rewrite::Output::names`: for translating DuckDB's errors about the statements.
     pub(super) names: AclBuf,
     pub(super) n_statements: u64,
-    /// `Checks` (the second check's allowed sets) or null; freed with the rest.
-    pub(super) check: *mut c_void,
+    /// The second check's allowed sets, or null; freed with the rest.
+    pub(super) check: *mut Checks,
     /// The policy version the batch was decided under.
     pub(super) version: u64,
     /// Unix seconds after which the batch's statements must not run any more (the token's `exp`);
@@ -60,6 +101,7 @@ impl AclSettings {
 /// starting at `first` in the string array.
 #[repr(C)]
 pub struct AclRef {
+    /// An `AclRefKind` (`rewrite::RefKind`), read with `RefKind::from_u8`.
     pub(super) kind: u8,
     pub(super) first: u32,
     pub(super) count: u32,
@@ -67,9 +109,10 @@ pub struct AclRef {
     pub(super) region: u32,
 }
 
+/// A string the shim owns, readable for the duration of the call it is passed to.
 #[repr(C)]
 pub struct AclStr {
-    pub(super) ptr: *const u8,
+    pub(super) ptr: *const c_char,
     pub(super) len: usize,
 }
 
@@ -77,12 +120,13 @@ impl AclBuf {
     pub(super) fn from(s: String) -> AclBuf {
         let b = s.into_bytes().into_boxed_slice();
         let len = b.len();
-        AclBuf { ptr: Box::into_raw(b) as *mut u8, len }
+        AclBuf { ptr: Box::into_raw(b) as *mut c_char, len }
     }
 
     pub(super) fn free(&mut self) {
         if !self.ptr.is_null() {
-            let (ptr, len) = (self.ptr, self.len);
+            let (ptr, len) = (self.ptr as *mut u8, self.len);
+            // SAFETY: `ptr`/`len` are the boxed slice `from` leaked, not freed yet (null after).
             let _ = catch_unwind(|| unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len))) });
             self.ptr = std::ptr::null_mut();
             self.len = 0;

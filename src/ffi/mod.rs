@@ -7,17 +7,17 @@ mod meta;
 mod table_fn;
 mod view_guard;
 
-use abi::{AclBuf, AclOut, AclRef, AclSettings, AclStr, AclToken};
+use abi::{AclBuf, AclOut, AclRef, AclSettings, AclStatus, AclStr, AclToken};
 use crate::error::AclError;
 use crate::prefix::{self, Token, TokenKind};
 use crate::rewrite;
 use crate::state::State;
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-/// One batch's allowed sets, per statement.
-struct Checks {
+/// One batch's allowed sets, per statement (opaque to the shim, `AclChecks`).
+pub struct Checks {
     statements: Vec<Option<Arc<rewrite::Allowed>>>,
     /// Test-only fault: accept everything.
     off: bool,
@@ -38,6 +38,7 @@ extern "C-unwind" {
 /// Called by DuckDB (or the stage-1 loader) with a valid `duckdb::ExtensionLoader&`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn acl_duckdb_cpp_init(loader: *mut c_void) {
+    // SAFETY: the caller's contract; the shim's entry takes the same loader.
     unsafe { acl_shim_init(loader) }
 }
 
@@ -63,34 +64,28 @@ fn on_big_stack<T: Send>(work: impl FnOnce() -> T + Send) -> std::thread::Result
     })
 }
 
-/// Status codes shared with cpp/shim.cpp.
-const NOT_OURS: i32 = 0;
-const REWRITTEN: i32 = 1;
-const REFUSED: i32 = 2;
-const SYNTAX: i32 = 3;
-const INVALID: i32 = 4;
-/// `acl_rs_rewrite_cached`: not in the cache, tokenize and call `acl_rs_rewrite`.
-const MISS: i32 = 5;
-
+/// The instance's state (opaque to the shim, `AclState`), or null on a failure.
 #[no_mangle]
-pub extern "C" fn acl_rs_state_new() -> *mut c_void {
-    catch_unwind(|| Arc::into_raw(Arc::new(State::new())) as *mut c_void).unwrap_or(std::ptr::null_mut())
+pub extern "C" fn acl_rs_state_new() -> *mut State {
+    catch_unwind(|| Arc::into_raw(Arc::new(State::new())) as *mut State).unwrap_or(std::ptr::null_mut())
 }
 
 /// # Safety
 /// `state` is null or came from `acl_rs_state_new` and is freed once.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_state_free(state: *mut c_void) {
+pub unsafe extern "C" fn acl_rs_state_free(state: *mut State) {
     if !state.is_null() {
-        let _ = catch_unwind(|| drop(unsafe { Arc::from_raw(state as *const State) }));
+        // SAFETY: the caller's contract: the shim's reference, given up here.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Arc::from_raw(state as *const State) })));
     }
 }
 
 /// # Safety
 /// `query` points to `len` readable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_is_ours(query: *const u8, len: usize) -> bool {
-    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+pub unsafe extern "C" fn acl_rs_is_ours(query: *const c_char, len: usize) -> bool {
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(query as *const u8, len) };
     // On a panic say "ours": the full path then refuses instead of letting DuckDB run the text.
     catch_unwind(|| prefix::maybe_ours(bytes)).unwrap_or(true)
 }
@@ -100,18 +95,21 @@ pub unsafe extern "C" fn acl_rs_is_ours(query: *const u8, len: usize) -> bool {
 /// `out` is writable and later released with `acl_rs_out_free`.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_rewrite(
-    state: *const c_void,
-    query: *const u8,
+    state: *const State,
+    query: *const c_char,
     len: usize,
     tokens: *const AclToken,
     n_tokens: usize,
     settings: *const AclSettings,
     out: *mut AclOut,
-) -> i32 {
-    let state = unsafe { &*(state as *const State) };
-    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+) -> AclStatus {
+    // SAFETY: the caller's contract: the state lives for the call, `query` has `len` bytes.
+    let state = unsafe { &*state };
+    // SAFETY: as above.
+    let bytes = unsafe { std::slice::from_raw_parts(query as *const u8, len) };
     // SAFETY: the shim passes a pointer to a live `AclSettings` for the duration of the call.
     let settings = unsafe { &*settings }.read(state);
+    // SAFETY: `tokens` points to `n_tokens` items (a null pointer only with none).
     let raw = if n_tokens == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(tokens, n_tokens) } };
     let work = || -> Result<Option<(rewrite::Output, Option<Arc<rewrite::BatchEntry>>)>, AclError> {
         let query = std::str::from_utf8(bytes).map_err(|_| AclError::syntax("the statement is not valid UTF-8"))?;
@@ -160,9 +158,10 @@ pub unsafe extern "C" fn acl_rs_rewrite(
     } else {
         catch_unwind(AssertUnwindSafe(work))
     };
+    // SAFETY: the caller's contract: `out` is writable and not aliased during the call.
     let out = unsafe { &mut *out };
     match result {
-        Ok(Ok(None)) => NOT_OURS,
+        Ok(Ok(None)) => AclStatus::NotOurs,
         Ok(Ok(Some((o, entry)))) => {
             out.text = AclBuf::from(o.sql);
             out.names = AclBuf::from(o.names);
@@ -171,21 +170,21 @@ pub unsafe extern "C" fn acl_rs_rewrite(
             out.principal = AclBuf::from(o.principal);
             out.expires = o.expires;
             let checks = Checks { statements: o.checks, off: state.faults.no_defence, entry, host: state.host_functions() };
-            out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
-            REWRITTEN
+            out.check = Box::into_raw(Box::new(checks));
+            AclStatus::Rewritten
         }
         Ok(Err(e)) => {
             let code = match &e {
-                AclError::Refused(_) => REFUSED,
-                AclError::Syntax(_) => SYNTAX,
-                AclError::Invalid(_) | AclError::Internal(_) => INVALID,
+                AclError::Refused(_) => AclStatus::Refused,
+                AclError::Syntax(_) => AclStatus::Syntax,
+                AclError::Invalid(_) | AclError::Internal(_) => AclStatus::Invalid,
             };
             out.text = AclBuf::from(e.to_string());
             code
         }
         Err(_) => {
             out.text = AclBuf::from(AclError::internal("the rewrite failed; the statement was refused").to_string());
-            INVALID
+            AclStatus::Invalid
         }
     }
 }
@@ -213,14 +212,16 @@ fn learn_shape(
 /// As `acl_rs_rewrite`.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_rewrite_cached(
-    state: *const c_void,
-    query: *const u8,
+    state: *const State,
+    query: *const c_char,
     len: usize,
     settings: *const AclSettings,
     out: *mut AclOut,
-) -> i32 {
-    let state = unsafe { &*(state as *const State) };
-    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+) -> AclStatus {
+    // SAFETY: as in `acl_rs_rewrite`.
+    let state = unsafe { &*state };
+    // SAFETY: as in `acl_rs_rewrite`.
+    let bytes = unsafe { std::slice::from_raw_parts(query as *const u8, len) };
     // SAFETY: as in `acl_rs_rewrite`.
     let settings = unsafe { &*settings }.read(state);
     let hit = catch_unwind(AssertUnwindSafe(|| {
@@ -229,6 +230,7 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
     }));
     match hit {
         Ok(Some(entry)) => {
+            // SAFETY: as in `acl_rs_rewrite`.
             let out = unsafe { &mut *out };
             out.text = AclBuf::from(entry.output.sql.clone());
             out.names = AclBuf::from(entry.output.names.clone());
@@ -242,11 +244,11 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
                 entry: Some(entry),
                 host: state.host_functions(),
             };
-            out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
-            REWRITTEN
+            out.check = Box::into_raw(Box::new(checks));
+            AclStatus::Rewritten
         }
         // A panic here is a miss: the full path decides (and refuses on a panic of its own).
-        _ => MISS,
+        _ => AclStatus::Miss,
     }
 }
 
@@ -255,11 +257,12 @@ pub unsafe extern "C" fn acl_rs_rewrite_cached(
 /// # Safety
 /// `check` is null or the `AclOut::check` of a live output; the pointer stays valid while it is.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_parsed_get(check: *const c_void) -> *const c_void {
+pub unsafe extern "C" fn acl_rs_parsed_get(check: *const Checks) -> *const c_void {
     if check.is_null() {
         return std::ptr::null();
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
+    let checks = unsafe { &*check };
     catch_unwind(AssertUnwindSafe(|| checks.entry.as_ref().and_then(|e| e.parsed.get()).map(|p| p.ptr())))
         .ok()
         .flatten()
@@ -271,11 +274,12 @@ pub unsafe extern "C" fn acl_rs_parsed_get(check: *const c_void) -> *const c_voi
 /// # Safety
 /// As `acl_rs_parsed_get`.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const c_void) -> bool {
+pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const Checks) -> bool {
     if check.is_null() {
         return false;
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: as in `acl_rs_parsed_get`.
+    let checks = unsafe { &*check };
     catch_unwind(AssertUnwindSafe(|| checks.entry.as_ref().is_some_and(|e| e.parsed.get().is_none()))).unwrap_or(false)
 }
 
@@ -287,15 +291,17 @@ pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const c_void) -> bool {
 /// As `acl_rs_parsed_get`; `parsed` is freed only through `free`, which must not unwind.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_parsed_put(
-    check: *const c_void,
+    check: *const Checks,
     parsed: *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
 ) {
+    // SAFETY: the caller's contract: `parsed` is ours to free through `free`, once.
     let parse = unsafe { rewrite::HostParse::new(parsed, free) };
     if check.is_null() {
         return;
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: as in `acl_rs_parsed_get`.
+    let checks = unsafe { &*check };
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(entry) = &checks.entry {
             let _ = entry.parsed.set(parse); // already set: this one drops (is freed) here
@@ -308,13 +314,15 @@ pub unsafe extern "C" fn acl_rs_parsed_put(
 /// `out` was filled by `acl_rs_rewrite`/`acl_rs_translate_error` (or zeroed) and is freed once.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
+    // SAFETY: the caller's contract: `out` is writable.
     let out = unsafe { &mut *out };
     out.text.free();
     out.names.free();
     out.principal.free();
     if !out.check.is_null() {
         let check = std::mem::replace(&mut out.check, std::ptr::null_mut());
-        let _ = catch_unwind(|| drop(unsafe { Box::from_raw(check as *mut Checks) }));
+        // SAFETY: a pointer `Box::into_raw` made in `acl_rs_rewrite*`, nulled above so freed once.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(check) })));
     }
 }
 
@@ -327,7 +335,7 @@ pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
 /// items whose strings are readable; `out` is writable and later released with `acl_rs_out_free`.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_check(
-    check: *const c_void,
+    check: *const Checks,
     index: usize,
     refs: *const AclRef,
     n_refs: usize,
@@ -336,14 +344,18 @@ pub unsafe extern "C" fn acl_rs_check(
     out: *mut AclOut,
 ) -> bool {
     let fail = |out: *mut AclOut, msg: String| {
+        // SAFETY: the caller's contract: `out` is writable.
         unsafe { (*out).text = AclBuf::from(msg) };
         false
     };
     if check.is_null() {
         return fail(out, AclError::internal("the second check has no decision").to_string());
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
+    let checks = unsafe { &*check };
+    // SAFETY: `refs`/`strs` point to `n_refs`/`n_strs` items (null pointers only with none).
     let refs = if n_refs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(refs, n_refs) } };
+    // SAFETY: as above.
     let strs = if n_strs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(strs, n_strs) } };
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), AclError> {
         let allowed = match checks.statements.get(index) {
@@ -358,7 +370,7 @@ pub unsafe extern "C" fn acl_rs_check(
             .iter()
             .map(|p| {
                 // SAFETY: the shim passes pointers to `len` readable bytes that live for the call.
-                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr, p.len) } };
+                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr as *const u8, p.len) } };
                 // A name that is not UTF-8 matches nothing the rules allowed.
                 std::str::from_utf8(bytes).unwrap_or("\u{fffd}")
             })
@@ -369,7 +381,7 @@ pub unsafe extern "C" fn acl_rs_check(
             let Some(path) = first.checked_add(count).and_then(|end| texts.get(first..end)) else {
                 return Err(AclError::internal("the second check got a malformed list"));
             };
-            parsed.push((r.kind, r.region, path));
+            parsed.push((rewrite::RefKind::from_u8(r.kind), r.region, path));
         }
         rewrite::defence_check(allowed, &checks.host, parsed)
     }));
@@ -386,11 +398,12 @@ pub unsafe extern "C" fn acl_rs_check(
 /// # Safety
 /// `check` is null or the `AclOut::check` of a live output.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_defence_on(check: *const c_void, index: usize) -> bool {
+pub unsafe extern "C" fn acl_rs_defence_on(check: *const Checks, index: usize) -> bool {
     if check.is_null() {
         return true; // acl_rs_check then refuses
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
+    let checks = unsafe { &*check };
     !checks.off && !matches!(checks.statements.get(index), Some(None))
 }
 
@@ -399,11 +412,12 @@ pub unsafe extern "C" fn acl_rs_defence_on(check: *const c_void, index: usize) -
 /// # Safety
 /// `check` is null or the `AclOut::check` of a live output.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_versioned(check: *const c_void, index: usize) -> bool {
+pub unsafe extern "C" fn acl_rs_versioned(check: *const Checks, index: usize) -> bool {
     if check.is_null() {
         return false;
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: as in `acl_rs_defence_on`.
+    let checks = unsafe { &*check };
     matches!(checks.statements.get(index), Some(Some(a)) if a.versioned)
 }
 
@@ -412,8 +426,9 @@ pub unsafe extern "C" fn acl_rs_versioned(check: *const c_void, index: usize) ->
 /// # Safety
 /// `state` came from `acl_rs_state_new`.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_policy_version(state: *const c_void) -> u64 {
-    let state = unsafe { &*(state as *const State) };
+pub unsafe extern "C" fn acl_rs_policy_version(state: *const State) -> u64 {
+    // SAFETY: the caller's contract.
+    let state = unsafe { &*state };
     catch_unwind(AssertUnwindSafe(|| state.policy_version())).unwrap_or(u64::MAX)
 }
 
@@ -426,17 +441,20 @@ pub unsafe extern "C" fn acl_rs_policy_version(state: *const c_void) -> u64 {
 /// writable.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_translate_error(
-    names: *const u8,
+    names: *const c_char,
     names_len: usize,
-    kind: *const u8,
+    kind: *const c_char,
     kind_len: usize,
-    message: *const u8,
+    message: *const c_char,
     message_len: usize,
     out: *mut AclOut,
 ) -> bool {
-    let names = unsafe { std::slice::from_raw_parts(names, names_len) };
-    let kind = unsafe { std::slice::from_raw_parts(kind, kind_len) };
-    let message = unsafe { std::slice::from_raw_parts(message, message_len) };
+    // SAFETY: the caller's contract: each pointer has its length of readable bytes.
+    let names = unsafe { std::slice::from_raw_parts(names as *const u8, names_len) };
+    // SAFETY: as for `names`.
+    let kind = unsafe { std::slice::from_raw_parts(kind as *const u8, kind_len) };
+    // SAFETY: as for `names`.
+    let message = unsafe { std::slice::from_raw_parts(message as *const u8, message_len) };
     let result = catch_unwind(|| {
         rewrite::translate_error(
             &String::from_utf8_lossy(names),
@@ -446,6 +464,7 @@ pub unsafe extern "C" fn acl_rs_translate_error(
     });
     match result {
         Ok(text) => {
+            // SAFETY: the caller's contract: `out` is writable.
             unsafe { (*out).text = AclBuf::from(text) };
             true
         }
@@ -459,22 +478,26 @@ pub unsafe extern "C" fn acl_rs_translate_error(
 /// `state` came from `acl_rs_state_new`; `info`/`access` are the shim's access callbacks.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_register(
-    state: *const c_void,
+    state: *const State,
     info: libduckdb_sys::duckdb_extension_info,
     access: *const libduckdb_sys::duckdb_extension_access,
 ) -> bool {
+    // SAFETY: `state` is the shim's live reference (the caller's contract), so counting one more
+    // and taking it is sound; `info`/`access` are what `register` expects.
     let result = catch_unwind(AssertUnwindSafe(|| unsafe {
         // A second reference for the registered functions; the shim keeps its own.
-        Arc::increment_strong_count(state as *const State);
-        functions::register(Arc::from_raw(state as *const State), info, access)
+        Arc::increment_strong_count(state);
+        functions::register(Arc::from_raw(state), info, access)
     }));
     let error = match result {
         Ok(Ok(())) => return true,
         Ok(Err(e)) => e,
         Err(_) => "panic while registering functions".to_string(),
     };
+    // SAFETY: `access` is the shim's live callback table (the caller's contract).
     if let Some(set_error) = unsafe { (*access).set_error } {
         let msg = std::ffi::CString::new(error.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: the shim copies the message before `msg` drops.
         unsafe { set_error(info, msg.as_ptr()) };
     }
     false
