@@ -167,7 +167,7 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 
 // The settings a decision depends on, read from the caller's context.
 AclSettings ReadSettings(ParserOptions &options) {
-	AclSettings settings {ACL_DEFAULT_CLOCK_SKEW, ACL_DEFAULT_MAX_REWRITE_BYTES, 0};
+	AclSettings settings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0};
 	if (options.context) {
 		auto &context = *options.context;
 		settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);

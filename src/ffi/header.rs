@@ -5,7 +5,7 @@
 use std::path::Path;
 
 const HEADER: &str = "cpp/acl_ffi.hpp";
-const REGENERATE: &str = "make header (ACL_BLESS=1 cargo test --locked --no-default-features --lib ffi_header)";
+const REGENERATE: &str = "`make header` (`ACL_BLESS=1 cargo test --locked --no-default-features --lib ffi_header`)";
 
 /// The files cbindgen reads (each with its submodules): the `extern` functions and types of
 /// `ffi`, the enums the shim hands over as bytes and the opaque state. Only these, so that no
@@ -37,7 +37,7 @@ fn ffi_header_is_generated_from_the_rust_side() {
         let line = have.lines().zip(want.lines()).position(|(h, w)| h != w).unwrap_or(have.lines().count().min(want.lines().count()));
         panic!(
             "{HEADER} is not what cbindgen makes of the Rust side (first difference at line {}: {:?}, \
-             expected {:?}). Never edit it by hand; regenerate it with `{REGENERATE}` and commit it.",
+             expected {:?}). Never edit it by hand; regenerate it with {REGENERATE} and commit it.",
             line + 1,
             have.lines().nth(line).unwrap_or("<end of file>"),
             want.lines().nth(line).unwrap_or("<end of file>"),
