@@ -7,7 +7,7 @@ EXT_VERSION := $(shell sed -n 's/^version = "\(.*\)"/v\1/p' Cargo.toml | head -n
 STAGE2 := target/release/libacl.so
 EXT := build/release/acl.duckdb_extension
 
-.PHONY: all release faults venv test layers unit runner-selftest slt pytests demo bench clean
+.PHONY: all release faults venv test layers unit runner-selftest slt pytests demo bench clean safety header
 
 all: release
 
@@ -90,10 +90,19 @@ slt: venv release
 pytests: venv release faults
 	@for t in test/python/test_*.py; do echo "== $$t"; $(PY) $$t --extension $(EXT) --faults-extension $(FAULTS) || exit 1; done
 
+# Every unsafe block and impl with a `// SAFETY:` comment, every unsafe fn with a `# Safety` section.
+safety:
+	$(PYTHON) test/check_safety.py
+
+# cpp/acl_ffi.hpp, the C boundary the shim includes, regenerated from the Rust side by cbindgen
+# (cbindgen.toml); the unit test `ffi_header` fails while the committed file is stale.
+header:
+	ACL_BLESS=1 cargo test --locked --no-default-features --lib ffi_header
+
 # The SQL logic tests run last so that their summary is the closing line. A short fuzz run of
 # every target (FUZZ_SECONDS each) is part of the suite; the runner's self-test runs before the
 # SQL tests it vouches for.
-test: layers unit runner-selftest fuzz-smoke pytests slt
+test: layers safety unit runner-selftest fuzz-smoke pytests slt
 
 demo: venv release
 	$(PY) test/demo.py --extension $(EXT)

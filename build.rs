@@ -3,7 +3,15 @@
 use std::{env, fs, path::PathBuf, process::Command};
 
 fn main() {
-    for f in ["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/acl_shim.hpp"] {
+    for f in [
+        "cpp/shim.cpp",
+        "cpp/walk.cpp",
+        "cpp/meta.cpp",
+        "cpp/txn.cpp",
+        "cpp/client.cpp",
+        "cpp/acl_shim.hpp",
+        "cpp/acl_ffi.hpp",
+    ] {
         println!("cargo:rerun-if-changed={f}");
     }
     println!("cargo:rerun-if-changed=build.rs");

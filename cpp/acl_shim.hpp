@@ -1,4 +1,5 @@
-// What the three C++ files share: DuckDB's headers and the Rust side's C ABI (src/ffi).
+// What the C++ files share: DuckDB's headers and the Rust side's C ABI (src/ffi), which is
+// defined once, in Rust, and reaches C++ as the generated acl_ffi.hpp.
 #pragma once
 
 #include "duckdb.hpp"
@@ -26,66 +27,14 @@
 #include "duckdb/main/valid_checker.hpp"
 #include "duckdb/transaction/meta_transaction.hpp"
 
+#include "acl_ffi.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <cstdlib>
 
 using namespace duckdb;
-
-extern "C" {
-struct AclToken {
-	uint64_t start;
-	uint8_t type;
-};
-struct AclBuf {
-	char *ptr;
-	size_t len;
-};
-struct AclOut {
-	AclBuf text;
-	AclBuf names;
-	uint64_t n_statements;
-	void *check;
-	uint64_t version;
-	int64_t expires;
-	AclBuf principal;
-};
-struct AclSettings {
-	uint64_t clock_skew;
-	uint64_t max_rewrite_bytes;
-	uint8_t in_transaction;
-};
-struct AclRef {
-	uint8_t kind;
-	uint32_t first;
-	uint32_t count;
-	uint32_t region; // 0: outside every region of policy SQL (walk.cpp)
-};
-struct AclStr {
-	const char *ptr;
-	size_t len;
-};
-void *acl_rs_state_new(void);
-void acl_rs_state_free(void *state);
-bool acl_rs_is_ours(const char *query, size_t len);
-// Tokenizes `len` bytes at `query` into `ctx`'s storage and points `tokens`/`n_tokens` at it; false on failure.
-typedef bool (*AclTokenize)(void *ctx, const char *query, size_t len, const AclToken **tokens, size_t *n_tokens);
-int32_t acl_rs_rewrite(void *state, const char *query, size_t len, AclTokenize tokenize, void *ctx,
-                       const AclSettings *settings, AclOut *out);
-void acl_rs_out_free(AclOut *out);
-bool acl_rs_check(const void *check, size_t index, const AclRef *refs, size_t n_refs, const AclStr *strs,
-                  size_t n_strs, AclOut *out);
-bool acl_rs_versioned(const void *check, size_t index);
-bool acl_rs_defence_on(const void *check, size_t index);
-uint64_t acl_rs_policy_version(const void *state);
-bool acl_rs_translate_error(const char *names, size_t names_len, const char *kind, size_t kind_len,
-                            const char *message, size_t message_len, AclOut *out);
-bool acl_rs_register(void *state, void *info, const duckdb_extension_access *access);
-const void *acl_rs_parsed_get(const void *check);
-bool acl_rs_parsed_wanted(const void *check);
-void acl_rs_parsed_put(const void *check, void *parsed, void (*free_fn)(void *));
-}
 
 namespace acl_shim {
 
@@ -136,14 +85,14 @@ struct TxnOwner {
 
 // ---- Settings the decision depends on (registered in shim.cpp's LoadInternal) ----
 constexpr const char *CLOCK_SKEW_SETTING = "acl_jwt_clock_skew";
-constexpr uint64_t DEFAULT_CLOCK_SKEW = 60;
+constexpr uint64_t DEFAULT_CLOCK_SKEW = ACL_DEFAULT_CLOCK_SKEW;
 constexpr const char *MAX_REWRITE_SETTING = "acl_max_rewrite_bytes";
-constexpr uint64_t DEFAULT_MAX_REWRITE_BYTES = 1 << 20;
+constexpr uint64_t DEFAULT_MAX_REWRITE_BYTES = ACL_DEFAULT_MAX_REWRITE_BYTES;
 uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);
 
 // Owns the Rust output buffer for the duration of one override call.
 struct OutGuard {
-	AclOut out {{nullptr, 0}, {nullptr, 0}, 0, nullptr, 0, 0, {nullptr, 0}};
+	AclOut out {}; // all null and zero until Rust fills it
 	~OutGuard() {
 		acl_rs_out_free(&out);
 	}
@@ -170,11 +119,11 @@ string VersionTag(uint64_t version, int64_t expires);
 // Reads the tag at the start of `query`; false when there is none (an unreadable one is stale).
 bool Tagged(const string &query, Tag &tag);
 // Throws unless the tag still holds: the same policy version, and the token's exp not passed.
-void CheckTag(const Tag &tag, void *state, uint64_t clock_skew);
+void CheckTag(const Tag &tag, AclState *state, uint64_t clock_skew);
 // Tagged text coming back to the parser: the transaction rules (the tag itself is judged apart).
-void ClientCheckTagged(ClientContext &context, void *state, const string &query);
+void ClientCheckTagged(ClientContext &context, AclState *state, const string &query);
 // A batch about to be handed to DuckDB: checked against the open transaction, its names kept.
-void ClientAccept(ClientContext &context, void *state, const string &principal,
+void ClientAccept(ClientContext &context, AclState *state, const string &principal,
                   const vector<unique_ptr<SQLStatement>> &statements, const string &names);
 // The planner extension hook that binds SQL value keywords to the built-ins (client.cpp).
 GetSQLValueFunctionReturnType AclValueFunction(PlannerExtensionInput &input, const string &column,

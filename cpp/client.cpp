@@ -75,7 +75,7 @@ int64_t NowUnix() {
 
 // A tagged statement runs only under the policy version it was decided with and, when it was
 // decided under a token, until the token's exp (with `acl_jwt_clock_skew`, as the token cache).
-void CheckTag(const Tag &tag, void *state, uint64_t clock_skew) {
+void CheckTag(const Tag &tag, AclState *state, uint64_t clock_skew) {
 	if (tag.version != acl_rs_policy_version(state)) {
 		throw PermissionException(STALE);
 	}
@@ -92,7 +92,7 @@ void CheckTag(const Tag &tag, void *state, uint64_t clock_skew) {
 // suggestions, and otherwise as DuckDB wrote it (src/rewrite/errors.rs); and who owns the open transaction.
 class AclClientState : public ClientContextState {
 public:
-	explicit AclClientState(void *state_p) : state(state_p) {
+	explicit AclClientState(AclState *state_p) : state(state_p) {
 	}
 	// A batch of `principal`'s statements, at parse time: refused whole if any of them could not
 	// run in the transaction state they will meet (their own BEGIN/COMMIT/ROLLBACK included).
@@ -309,7 +309,7 @@ private:
 		return guard.Text();
 	}
 
-	void *state;
+	AclState *state;
 	mutex lock;
 	unordered_map<string, shared_ptr<const string>> by_query;
 	idx_t remembered_bytes = 0;
@@ -365,11 +365,11 @@ GetSQLValueFunctionReturnType AclValueFunction(PlannerExtensionInput &input, con
 	return GetSQLValueFunctionReturnType::FINISH_BINDING;
 }
 
-void ClientCheckTagged(ClientContext &context, void *state, const string &query) {
+void ClientCheckTagged(ClientContext &context, AclState *state, const string &query) {
 	context.registered_state->GetOrCreate<AclClientState>(CLIENT_STATE, state)->CheckTagged(context, query);
 }
 
-void ClientAccept(ClientContext &context, void *state, const string &principal,
+void ClientAccept(ClientContext &context, AclState *state, const string &principal,
                   const vector<unique_ptr<SQLStatement>> &statements, const string &names) {
 	auto client = context.registered_state->GetOrCreate<AclClientState>(CLIENT_STATE, state);
 	client->CheckBatch(context, principal, statements);

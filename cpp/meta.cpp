@@ -4,8 +4,8 @@
 // Metadata under a principal (specs/005): the listing table function asks, from its bind, for
 // the output columns of each object as the principal reads it. The query is bound in the
 // caller's own context and transaction (so it sees exactly what the principal's statement would),
-// never executed. Nothing here throws into Rust: any failure is `false`.
-typedef void (*AclColumnSink)(void *user, const char *name, size_t name_len, const char *type, size_t type_len);
+// never executed. Nothing here throws into Rust: any failure is `false`. (The declarations, and
+// AclColumnSink, are in acl_ffi.hpp, generated from src/ffi/meta.rs.)
 
 extern "C" bool acl_shim_describe(duckdb_client_context ctx, const char *sql, size_t len, AclColumnSink sink,
                                   void *user) {

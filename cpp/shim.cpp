@@ -13,16 +13,35 @@ using namespace acl_shim;
 
 namespace {
 
-enum RewriteStatus : int32_t { NOT_OURS = 0, REWRITTEN = 1, REFUSED = 2, SYNTAX = 3, INVALID = 4 };
-
 struct AclParserInfo : public ParserExtensionInfo {
-	explicit AclParserInfo(void *state_p) : state(state_p) {
+	explicit AclParserInfo(AclState *state_p) : state(state_p) {
 	}
 	~AclParserInfo() override {
 		acl_rs_state_free(state);
 	}
-	void *state;
+	AclState *state;
 };
+
+// DuckDB's token type as Rust's (prefix.rs `TokenKind`), by name: a reordering of DuckDB's enum
+// cannot shift them. Anything else is an error token.
+AclTokenKind TokenKindOf(SimplifiedTokenType type) {
+	switch (type) {
+	case SimplifiedTokenType::SIMPLIFIED_TOKEN_IDENTIFIER:
+		return AclTokenKind::Identifier;
+	case SimplifiedTokenType::SIMPLIFIED_TOKEN_NUMERIC_CONSTANT:
+		return AclTokenKind::Numeric;
+	case SimplifiedTokenType::SIMPLIFIED_TOKEN_STRING_CONSTANT:
+		return AclTokenKind::String;
+	case SimplifiedTokenType::SIMPLIFIED_TOKEN_OPERATOR:
+		return AclTokenKind::Operator;
+	case SimplifiedTokenType::SIMPLIFIED_TOKEN_KEYWORD:
+		return AclTokenKind::Keyword;
+	case SimplifiedTokenType::SIMPLIFIED_TOKEN_COMMENT:
+		return AclTokenKind::Comment;
+	default:
+		return AclTokenKind::Error;
+	}
+}
 
 
 // DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
@@ -71,7 +90,7 @@ bool Copyable(const SQLStatement &statement) {
 	}
 }
 
-bool CopyParsed(const void *check, const ParserOptions &options, vector<unique_ptr<SQLStatement>> &out) {
+bool CopyParsed(const AclChecks *check, const ParserOptions &options, vector<unique_ptr<SQLStatement>> &out) {
 	auto kept = static_cast<const ParsedBatch *>(acl_rs_parsed_get(check));
 	if (!kept || !kept->SameOptions(options)) {
 		return false;
@@ -165,7 +184,7 @@ extern "C" bool TokenizeForRust(void *ctx, const char *query, size_t len, const 
 		t.tokens.clear();
 		t.tokens.reserve(simplified.size());
 		for (auto &token : simplified) {
-			t.tokens.push_back(AclToken {token.start, static_cast<uint8_t>(token.type)});
+			t.tokens.push_back(AclToken {token.start, static_cast<uint8_t>(TokenKindOf(token.type))});
 		}
 		*out = t.tokens.data();
 		*n_out = t.tokens.size();
@@ -211,15 +230,15 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 		std::rethrow_exception(tokens.error);
 	}
 	switch (status) {
-	case NOT_OURS:
+	case AclStatus::NotOurs:
 		return ParserOverrideResult();
-	case REWRITTEN:
+	case AclStatus::Rewritten:
 		break;
-	case REFUSED:
+	case AclStatus::Refused:
 		throw PermissionException(guard.Text());
-	case SYNTAX:
+	case AclStatus::Syntax:
 		throw ParserException(guard.Text());
-	default:
+	default: // Invalid: refused
 		throw InvalidInputException(guard.Text());
 	}
 	auto principal = OutGuard::Str(guard.out.principal);
@@ -256,7 +275,7 @@ void LoadInternal(ExtensionLoader &loader) {
 	auto &db = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(db);
 
-	void *state = acl_rs_state_new();
+	AclState *state = acl_rs_state_new();
 	if (!state) {
 		throw InvalidInputException("acl: could not create the extension state");
 	}
@@ -265,7 +284,7 @@ void LoadInternal(ExtensionLoader &loader) {
 	AccessInfo access_info {new DatabaseWrapper(), db.GetExtensionAPIV1(), string()};
 	access_info.wrapper->database = make_shared_ptr<DuckDB>(db);
 	duckdb_extension_access access {AccessSetError, AccessGetDatabase, AccessGetApi};
-	bool ok = acl_rs_register(state, &access_info, &access);
+	bool ok = acl_rs_register(state, reinterpret_cast<duckdb_extension_info>(&access_info), &access);
 	delete access_info.wrapper; // the wrapper holds the instance; it must not outlive the load
 	if (!ok) {
 		throw InvalidInputException("acl: load failed: %s", access_info.error);
@@ -299,6 +318,6 @@ void LoadInternal(ExtensionLoader &loader) {
 
 // Called by the Rust cdylib's exported `acl_duckdb_cpp_init` (a cdylib exports only Rust
 // symbols). DuckDB exceptions thrown here unwind through that `C-unwind` frame to DuckDB.
-extern "C" void acl_shim_init(ExtensionLoader *loader) {
-	LoadInternal(*loader);
+extern "C" void acl_shim_init(void *loader) {
+	LoadInternal(*static_cast<ExtensionLoader *>(loader));
 }

@@ -101,7 +101,7 @@ using namespace acl_shim;
 
 // For acl_exec (src/ffi/functions.rs): is an explicit transaction open in the client context it
 // runs in? A `duckdb_client_context` is the C API's wrapper of the ClientContext.
-extern "C" bool acl_shim_explicit_transaction(void *context) {
+extern "C" bool acl_shim_explicit_transaction(duckdb_client_context context) {
 	try {
 		return !context || ExplicitTransaction(reinterpret_cast<CClientContextWrapper *>(context)->context);
 	} catch (...) {

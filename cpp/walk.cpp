@@ -5,26 +5,14 @@ namespace {
 
 // The second line of defence (specs/011): lists what DuckDB's own parse of a rewritten statement
 // names, for Rust to compare with the decision. It decides nothing; what it does not model is
-// listed as OTHER (refused). Iterative, so a deep expression cannot exhaust the stack here.
+// listed as Other (refused). The kinds are Rust's `RefKind` (src/rewrite/defence), AclRefKind in
+// acl_ffi.hpp. Iterative, so a deep expression cannot exhaust the stack here.
 //
 // Regions: policy SQL is inserted as a derived table aliased "__acl_p<j>" (or, a sliced object,
 // as a derived table whose own FROM item carries that alias). Each such subquery outside every
-// region is reported (REGION, with the alias) and numbered 1, 2, ... in the order reported;
+// region is reported (Region, with the alias) and numbered 1, 2, ... in the order reported;
 // everything below it is reported with that number, everything else with 0. Rust decides what
 // each region may hold.
-enum RefKind : uint8_t {
-	K_STATEMENT = 0,
-	K_TABLE = 1,
-	K_INSERT_TARGET = 2,
-	K_FUNCTION = 3,
-	K_OPERATOR = 4,
-	K_TABLE_FUNCTION = 5,
-	K_CTE_DEF = 6,
-	K_OTHER = 7,
-	K_COLUMN = 8,
-	K_REGION = 9
-};
-
 const char *const REGION_PREFIX = "__acl_p";
 
 bool OpensRegion(const Identifier &alias) {
@@ -63,7 +51,7 @@ public:
 	}
 
 	void Statement(SQLStatement &statement) {
-		Literal(K_STATEMENT, StatementTypeToString(statement.type));
+		Literal(AclRefKind::Statement, StatementTypeToString(statement.type));
 		Body(statement);
 		while (!nodes.empty() || !tables.empty() || !exprs.empty()) {
 			if (!nodes.empty()) {
@@ -134,7 +122,7 @@ private:
 					Node(view.query->node.get());
 				}
 			} else {
-				Literal(K_OTHER, "CREATE");
+				Literal(AclRefKind::Other, "CREATE");
 			}
 			break;
 		}
@@ -154,31 +142,31 @@ private:
 	uint32_t region = 0;
 	uint32_t opened = 0;
 
-	void Literal(uint8_t kind, string text) {
+	void Literal(AclRefKind kind, string text) {
 		literals.push_back(std::move(text));
-		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1, region});
+		refs.push_back(AclRef {static_cast<uint8_t>(kind), static_cast<uint32_t>(strs.size()), 1, region});
 		strs.push_back(AclStr {literals.back().data(), literals.back().size()});
 	}
-	void Name(uint8_t kind, const QualifiedName &name) {
+	void Name(AclRefKind kind, const QualifiedName &name) {
 		auto first = static_cast<uint32_t>(strs.size());
 		for (auto &part : name.Path()) {
 			auto &text = part.GetIdentifierName();
 			strs.push_back(AclStr {text.data(), text.size()});
 		}
-		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first), region});
+		refs.push_back(AclRef {static_cast<uint8_t>(kind), first, static_cast<uint32_t>(strs.size() - first), region});
 	}
-	void Name(uint8_t kind, const Identifier &name) {
+	void Name(AclRefKind kind, const Identifier &name) {
 		auto &text = name.GetIdentifierName();
-		refs.push_back(AclRef {kind, static_cast<uint32_t>(strs.size()), 1, region});
+		refs.push_back(AclRef {static_cast<uint8_t>(kind), static_cast<uint32_t>(strs.size()), 1, region});
 		strs.push_back(AclStr {text.data(), text.size()});
 	}
-	void Names(uint8_t kind, const vector<Identifier> &names) {
+	void Names(AclRefKind kind, const vector<Identifier> &names) {
 		auto first = static_cast<uint32_t>(strs.size());
 		for (auto &part : names) {
 			auto &text = part.GetIdentifierName();
 			strs.push_back(AclStr {text.data(), text.size()});
 		}
-		refs.push_back(AclRef {kind, first, static_cast<uint32_t>(strs.size() - first), region});
+		refs.push_back(AclRef {static_cast<uint8_t>(kind), first, static_cast<uint32_t>(strs.size() - first), region});
 	}
 	void Node(QueryNode *n, uint32_t in) {
 		if (n) {
@@ -237,7 +225,7 @@ private:
 		}
 		case QueryNodeType::INSERT_QUERY_NODE: {
 			auto &n = node.Cast<InsertQueryNode>();
-			Name(K_INSERT_TARGET, n.qualified_name);
+			Name(AclRefKind::InsertTarget, n.qualified_name);
 			if (n.select_statement) {
 				Node(n.select_statement->node.get());
 			}
@@ -283,13 +271,13 @@ private:
 			break;
 		}
 		default:
-			Literal(K_OTHER, "query node");
+			Literal(AclRefKind::Other, "query node");
 			break;
 		}
 		ParsedExpressionIterator::EnumerateQueryNodeModifiers(node,
 		                                                      [&](unique_ptr<ParsedExpression> &e) { Expr(e); });
 		for (auto &kv : node.cte_map.map) {
-			Name(K_CTE_DEF, kv.first);
+			Name(AclRefKind::CteDef, kv.first);
 			Node(kv.second->query_node.get());
 			Exprs(kv.second->key_targets);
 			Exprs(kv.second->payload_aggregates);
@@ -300,9 +288,9 @@ private:
 		switch (ref.type) {
 		case TableReferenceType::BASE_TABLE: {
 			auto &t = ref.Cast<BaseTableRef>();
-			Name(K_TABLE, t.GetQualifiedName());
+			Name(AclRefKind::Table, t.GetQualifiedName());
 			if (t.at_clause) {
-				Literal(K_OTHER, "AT clause");
+				Literal(AclRefKind::Other, "AT clause");
 			}
 			break;
 		}
@@ -320,7 +308,7 @@ private:
 			// there is then missing, which Rust refuses).
 			auto marker = region == 0 ? RegionMarker(sub) : nullptr;
 			if (marker) {
-				Name(K_REGION, *marker);
+				Name(AclRefKind::Region, *marker);
 				in = ++opened;
 			}
 			Node(sub.subquery->node.get(), in);
@@ -329,9 +317,9 @@ private:
 		case TableReferenceType::TABLE_FUNCTION: {
 			auto &f = ref.Cast<TableFunctionRef>();
 			if (f.function && f.function->GetExpressionClass() == ExpressionClass::FUNCTION) {
-				Name(K_TABLE_FUNCTION, f.function->Cast<FunctionExpression>().GetQualifiedName());
+				Name(AclRefKind::TableFunction, f.function->Cast<FunctionExpression>().GetQualifiedName());
 			} else {
-				Literal(K_OTHER, "table function");
+				Literal(AclRefKind::Other, "table function");
 			}
 			Expr(f.function);
 			if (f.subquery) {
@@ -350,12 +338,12 @@ private:
 			auto &show = ref.Cast<ShowRef>();
 			Node(show.query.get());
 			if (!show.qualified_name.Path().empty()) {
-				Name(K_TABLE, show.qualified_name);
+				Name(AclRefKind::Table, show.qualified_name);
 			}
 			break;
 		}
 		default:
-			Literal(K_OTHER, "table reference");
+			Literal(AclRefKind::Other, "table reference");
 			break;
 		}
 	}
@@ -434,7 +422,7 @@ private:
 		switch (expr.GetExpressionClass()) {
 		case ExpressionClass::FUNCTION: {
 			auto &f = expr.Cast<FunctionExpression>();
-			Name(f.IsOperator() ? K_OPERATOR : K_FUNCTION, f.GetQualifiedName());
+			Name(f.IsOperator() ? AclRefKind::Operator : AclRefKind::Function, f.GetQualifiedName());
 			if (Qualifiable(f)) {
 				// What DuckDB's parser produced for syntax (`+`, `~~`, `[…]` → list_value, EXTRACT →
 				// date_part, …) binds through the search path, where a macro in temp.main or the
@@ -445,16 +433,16 @@ private:
 			break;
 		}
 		case ExpressionClass::WINDOW:
-			Name(K_FUNCTION, expr.Cast<WindowExpression>().GetQualifiedName());
+			Name(AclRefKind::Function, expr.Cast<WindowExpression>().GetQualifiedName());
 			break;
 		case ExpressionClass::SUBQUERY:
 			Node(expr.Cast<SubqueryExpression>().SubqueryMutable()->node.get());
 			break;
 		case ExpressionClass::COLUMN_REF:
-			Names(K_COLUMN, expr.Cast<ColumnRefExpression>().ColumnNames());
+			Names(AclRefKind::Column, expr.Cast<ColumnRefExpression>().ColumnNames());
 			break;
 		case ExpressionClass::POSITIONAL_REFERENCE:
-			Literal(K_COLUMN, "#");
+			Literal(AclRefKind::Column, "#");
 			break;
 		default:
 			break;

@@ -15,3 +15,7 @@ pub mod sqltext;
 
 #[cfg(feature = "extension")]
 mod ffi;
+// cpp/acl_ffi.hpp matches the Rust side; runs with the unit tests, which build no `ffi`.
+#[cfg(test)]
+#[path = "ffi/header.rs"]
+mod ffi_header;

@@ -4,7 +4,9 @@
 //! `$$` strings, `E''` escapes and comments split exactly as DuckDB splits them.
 use crate::error::{AclError, Result, Syntax};
 
-/// DuckDB's `SimplifiedTokenType`, in its declaration order.
+/// DuckDB's `SimplifiedTokenType`, in its declaration order (`AclTokenKind` in cpp/acl_ffi.hpp,
+/// generated from this enum; the shim maps DuckDB's type to it by name and hands it over as a
+/// byte, read with `from_u8`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum TokenKind {
@@ -232,6 +234,17 @@ mod tests {
 
     fn split_str(q: &str) -> Result<Option<Batch<'_>>> {
         split(q, &toks(q))
+    }
+
+    #[test]
+    fn a_token_kind_byte_reads_back_and_an_unknown_one_is_an_error_token() {
+        use TokenKind::*;
+        for k in [Identifier, Numeric, String, Operator, Keyword, Comment, Error] {
+            assert_eq!(TokenKind::from_u8(k as u8), k);
+        }
+        for b in 7..=u8::MAX {
+            assert_eq!(TokenKind::from_u8(b), Error);
+        }
     }
 
     #[test]

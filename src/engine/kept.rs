@@ -49,8 +49,10 @@ pub struct HostParse {
     free: unsafe extern "C" fn(*mut std::ffi::c_void),
 }
 
-// The shim only ever reads the parse (`SQLStatement::Copy` is const) once it is handed over.
+// SAFETY: the shim only ever reads the parse (`SQLStatement::Copy` is const) once it is handed
+// over, and it is freed once, on drop, from whichever thread drops it.
 unsafe impl Send for HostParse {}
+// SAFETY: as for `Send`: shared, it is only read.
 unsafe impl Sync for HostParse {}
 
 impl HostParse {
@@ -67,6 +69,7 @@ impl HostParse {
 
 impl Drop for HostParse {
     fn drop(&mut self) {
+        // SAFETY: `new`'s contract: `free` frees `ptr`, and this is the one time.
         unsafe { (self.free)(self.ptr) }
     }
 }

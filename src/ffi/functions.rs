@@ -13,21 +13,31 @@ use std::sync::Arc;
 /// The C API version we ask the host for.
 const API_VERSION: &str = "v1.2.0";
 
+/// Registers the extension's table functions on a connection of the instance, then reads the
+/// host's function list into `state`.
+///
+/// # Safety
+/// `info`/`access` are the live extension info and access table of the instance being loaded.
 pub(super) unsafe fn register(
     state: Arc<State>,
     info: sys::duckdb_extension_info,
     access: *const sys::duckdb_extension_access,
 ) -> Result<(), String> {
+    // SAFETY: the function's contract; the API table is set before any other C API call.
     let ok = unsafe { sys::duckdb_rs_extension_api_init(info, access, API_VERSION) }.map_err(|e| e.to_string())?;
     if !ok {
         return Err("the host offers no C extension API".into());
     }
+    // SAFETY: `access` is the live access table (the function's contract).
     let get_database = unsafe { (*access).get_database }.ok_or("no get_database callback")?;
+    // SAFETY: the shim's callback returns a pointer to the instance's live database handle.
     let db = unsafe { *get_database(info) };
     let mut con: sys::duckdb_connection = std::ptr::null_mut();
+    // SAFETY: `db` is the instance's live database handle.
     if unsafe { sys::duckdb_connect(db, &mut con) } != sys::duckdb_state_DuckDBSuccess {
         return Err("could not connect to the database".into());
     }
+    // SAFETY: `con` is a live connection of the instance being loaded.
     let result = unsafe {
         // The list is read last, so it includes the extension's own acl_* functions (never).
         table_fn::register(con, &super::host::LISTING, state.clone())
@@ -36,6 +46,7 @@ pub(super) unsafe fn register(
             .and_then(|()| table_fn::register(con, &super::meta::META, state.clone()))
             .and_then(|()| super::host::load(con, &state))
     };
+    // SAFETY: `con` came from `duckdb_connect` and is disconnected once.
     unsafe { sys::duckdb_disconnect(&mut con) };
     result
 }
@@ -63,6 +74,7 @@ pub(super) unsafe fn emit_rows<'a>(
     width: usize,
     cell: impl Fn(usize, usize) -> Option<&'a str>,
 ) {
+    // SAFETY: the function's contract: `width` VARCHAR vectors of at least a vector's size.
     unsafe {
         let start = pos.load(Ordering::SeqCst);
         let n = n_rows.saturating_sub(start).min(sys::duckdb_vector_size() as usize);
@@ -99,11 +111,15 @@ impl Drop for ExecBind {
     }
 }
 
+// Declared to the shim by cpp/acl_ffi.hpp, generated from here.
 extern "C" {
-    /// cpp/shim.cpp: is an explicit transaction open in this `duckdb_client_context`?
+    /// cpp/txn.cpp: is an explicit transaction open in this `duckdb_client_context`? True (refuse)
+    /// for a null context or on a failure.
     fn acl_shim_explicit_transaction(context: sys::duckdb_client_context) -> bool;
 }
 
+/// # Safety
+/// DuckDB calls it with the live bind info of `acl_exec`.
 unsafe extern "C" fn exec_bind(info: sys::duckdb_bind_info) {
     // SAFETY: DuckDB calls this with a live bind info of acl_exec (one VARCHAR parameter).
     unsafe {
@@ -122,11 +138,16 @@ unsafe extern "C" fn exec_bind(info: sys::duckdb_bind_info) {
     }
 }
 
+/// # Safety
+/// DuckDB calls it with the live init info of `acl_exec`.
 unsafe extern "C" fn exec_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicBool::new(false))) as *mut c_void;
+    // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
     unsafe { sys::duckdb_init_set_init_data(info, data, Some(drop_box::<AtomicBool>)) };
 }
 
+/// # Safety
+/// DuckDB calls it with the live function info and output chunk of `acl_exec`.
 unsafe extern "C" fn exec_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
     // SAFETY: DuckDB calls this with live function info and output of acl_exec, bound and
     // initialised by the callbacks above.

@@ -18,7 +18,11 @@ const TYPES_SQL: &str = "SELECT DISTINCT type_name FROM duckdb_types() WHERE dat
 /// Reads and categorises the host's functions and reads its built-in types. An empty or
 /// unreadable list fails the load: every call (every cast) would be refused, and a silent
 /// half-working gate is worse than a clear error.
+///
+/// # Safety
+/// `con` is a live connection of the instance being loaded.
 pub(super) unsafe fn load(con: sys::duckdb_connection, state: &State) -> Result<(), String> {
+    // SAFETY: the function's contract (also for the second query).
     let rows = unsafe { query_rows(con, LIST_SQL, 5) }?;
     let rows: Vec<HostRow> = rows
         .into_iter()
@@ -31,6 +35,7 @@ pub(super) unsafe fn load(con: sys::duckdb_connection, state: &State) -> Result<
     if rows.is_empty() {
         return Err("duckdb_functions() returned no functions".into());
     }
+    // SAFETY: as above.
     let types: Vec<String> = unsafe { query_rows(con, TYPES_SQL, 1) }?.into_iter().filter_map(|mut r| r.pop().flatten()).collect();
     if types.is_empty() {
         return Err("duckdb_types() returned no built-in types".into());
@@ -40,9 +45,16 @@ pub(super) unsafe fn load(con: sys::duckdb_connection, state: &State) -> Result<
 }
 
 /// Runs `sql` and returns every row as `ncols` nullable strings (all columns VARCHAR).
+///
+/// # Safety
+/// `con` is a live connection; `sql` yields at least `ncols` VARCHAR columns.
 unsafe fn query_rows(con: sys::duckdb_connection, sql: &str, ncols: usize) -> Result<Vec<Vec<Option<String>>>, String> {
     let sql = CString::new(sql).map_err(|_| "bad query")?;
+    // SAFETY: `duckdb_result` is a plain C struct that `duckdb_query` fills; all zeros is its
+    // documented initial state.
     let mut res: sys::duckdb_result = unsafe { std::mem::zeroed() };
+    // SAFETY: the function's contract; the result and every chunk are destroyed once, and a
+    // string is read only from a valid row of a VARCHAR vector of the chunk it came from.
     unsafe {
         if sys::duckdb_query(con, sql.as_ptr(), &mut res) != sys::duckdb_state_DuckDBSuccess {
             let e = sys::duckdb_result_error(&mut res);
@@ -80,7 +92,11 @@ unsafe fn query_rows(con: sys::duckdb_connection, sql: &str, ncols: usize) -> Re
 }
 
 /// A `duckdb_string_t`: up to 12 bytes inline, else a pointer.
+///
+/// # Safety
+/// `s` is a valid string of a live vector.
 unsafe fn read_string(s: &sys::duckdb_string_t) -> String {
+    // SAFETY: the function's contract: the union's variant follows from the length.
     unsafe {
         let len = s.value.inlined.length as usize;
         let bytes = if len <= 12 {
@@ -153,6 +169,8 @@ struct Listing {
     rows: Vec<Row>,
 }
 
+/// # Safety
+/// DuckDB calls it with the live bind info of `acl_function_categories`.
 unsafe extern "C" fn listing_bind(info: sys::duckdb_bind_info) {
     // SAFETY: DuckDB calls this with a live bind info of acl_function_categories.
     unsafe {
@@ -171,11 +189,16 @@ unsafe extern "C" fn listing_bind(info: sys::duckdb_bind_info) {
     }
 }
 
+/// # Safety
+/// DuckDB calls it with the live init info of `acl_function_categories`.
 unsafe extern "C" fn listing_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicUsize::new(0))) as *mut c_void;
+    // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
     unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::table_fn::drop_box::<AtomicUsize>)) };
 }
 
+/// # Safety
+/// DuckDB calls it with the live function info and output chunk of `acl_function_categories`.
 unsafe extern "C" fn listing_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
     // SAFETY: DuckDB calls this with live function info and output, bound and initialised above.
     unsafe {

@@ -5,23 +5,37 @@
 //! cached by policy version, principal and the host's catalog stamp.
 use crate::authz::ObjectType;
 use libduckdb_sys as sys;
-use std::ffi::{c_void, CString};
+use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
-type ColumnSink = unsafe extern "C" fn(*mut c_void, *const u8, usize, *const u8, usize);
+/// Receives one (name, type) pair from the shim: `user` as passed, two strings with their lengths.
+pub type AclColumnSink =
+    unsafe extern "C" fn(user: *mut c_void, name: *const c_char, name_len: usize, ty: *const c_char, ty_len: usize);
 
+// cpp/meta.cpp; declared to the shim by cpp/acl_ffi.hpp, generated from here.
 extern "C" {
-    fn acl_shim_describe(ctx: sys::duckdb_client_context, sql: *const u8, len: usize, sink: ColumnSink, user: *mut c_void) -> bool;
+    /// The output columns of `sql` (one SELECT) bound in `ctx`, each handed to `sink`; false when
+    /// it does not bind.
+    fn acl_shim_describe(
+        ctx: sys::duckdb_client_context,
+        sql: *const c_char,
+        len: usize,
+        sink: AclColumnSink,
+        user: *mut c_void,
+    ) -> bool;
+    /// A number that changes whenever an attached database's catalog does (0: do not cache).
     fn acl_shim_catalog_stamp(ctx: sys::duckdb_client_context) -> u64;
+    /// The tables and views of `db.schema` as (name, "BASE TABLE" | "VIEW") pairs to `sink`;
+    /// false when the schema is missing or could not be read.
     fn acl_shim_schema_objects(
         ctx: sys::duckdb_client_context,
-        db: *const u8,
+        db: *const c_char,
         db_len: usize,
-        schema: *const u8,
+        schema: *const c_char,
         schema_len: usize,
-        sink: ColumnSink,
+        sink: AclColumnSink,
         user: *mut c_void,
     ) -> bool;
 }
@@ -40,15 +54,26 @@ struct Bound {
     width: usize,
 }
 
-unsafe extern "C" fn sink(user: *mut c_void, name: *const u8, name_len: usize, ty: *const u8, ty_len: usize) {
+/// The `AclColumnSink` of `bind`: appends the pair to the `Vec<(String, String)>` at `user`.
+///
+/// # Safety
+/// `user` is that vector, not otherwise borrowed; the strings have their lengths of readable bytes.
+unsafe extern "C" fn sink(user: *mut c_void, name: *const c_char, name_len: usize, ty: *const c_char, ty_len: usize) {
+    // SAFETY: the function's contract.
     let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
         let cols = &mut *(user as *mut Vec<(String, String)>);
-        let s = |p: *const u8, n: usize| String::from_utf8_lossy(std::slice::from_raw_parts(p, n)).into_owned();
+        let s = |p: *const c_char, n: usize| String::from_utf8_lossy(std::slice::from_raw_parts(p as *const u8, n)).into_owned();
         cols.push((s(name, name_len), s(ty, ty_len)));
     }));
 }
 
+/// `meta_bind`'s body.
+///
+/// # Safety
+/// `info` is the live bind info of `acl_meta`, registered by `table_fn::register`.
 unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
+    // SAFETY: the function's contract; every handle made here is destroyed here, and the vectors
+    // the sink fills outlive the calls that fill them.
     unsafe {
         let state = super::table_fn::state_of(info);
         let kind = super::table_fn::text_param(info, 0).unwrap_or_default();
@@ -68,14 +93,15 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
         let stamp = acl_shim_catalog_stamp(ctx);
         let mut describe = |sql: &str| -> Option<Arc<Vec<(String, String)>>> {
             let mut cols: Vec<(String, String)> = Vec::new();
-            let ok = acl_shim_describe(ctx, sql.as_ptr(), sql.len(), sink, &mut cols as *mut _ as *mut c_void);
+            let ok = acl_shim_describe(ctx, sql.as_ptr() as *const c_char, sql.len(), sink, &mut cols as *mut _ as *mut c_void);
             ok.then(|| Arc::new(cols))
         };
         // A virtual schema's tables and views, enumerated in the caller's context as well.
         let mut schema_objects = |db: &str, schema: &str| -> Option<Vec<(String, ObjectType)>> {
             let mut found: Vec<(String, String)> = Vec::new();
             let user = &mut found as *mut _ as *mut c_void;
-            let ok = acl_shim_schema_objects(ctx, db.as_ptr(), db.len(), schema.as_ptr(), schema.len(), sink, user);
+            let (db_ptr, schema_ptr) = (db.as_ptr() as *const c_char, schema.as_ptr() as *const c_char);
+            let ok = acl_shim_schema_objects(ctx, db_ptr, db.len(), schema_ptr, schema.len(), sink, user);
             ok.then(|| {
                 found
                     .into_iter()
@@ -92,16 +118,23 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
     }
 }
 
+/// # Safety
+/// DuckDB calls it with the live bind info of `acl_meta`.
 unsafe extern "C" fn meta_bind(info: sys::duckdb_bind_info) {
     // SAFETY: DuckDB calls this with a live bind info of acl_meta.
     unsafe { super::table_fn::bind_with(info, "acl: internal error in the metadata listing", || bind(info)) }
 }
 
+/// # Safety
+/// DuckDB calls it with the live init info of `acl_meta`.
 unsafe extern "C" fn meta_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicUsize::new(0))) as *mut c_void;
+    // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
     unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::table_fn::drop_box::<AtomicUsize>)) };
 }
 
+/// # Safety
+/// DuckDB calls it with the live function info and output chunk of `acl_meta`.
 unsafe extern "C" fn meta_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
     // SAFETY: DuckDB calls this with live function info and output, bound and initialised above.
     unsafe {

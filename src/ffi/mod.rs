@@ -1,90 +1,24 @@
 //! The entry points the C++ shim calls. Each one catches panics: nothing unwinds into C++,
 //! and a panic on any input is reported as a refusal, never a crash.
+mod abi;
 mod functions;
 mod host;
 mod meta;
 mod table_fn;
 mod view_guard;
 
+use abi::{AclBuf, AclOut, AclRef, AclSettings, AclStatus, AclStr};
+pub use abi::AclTokenize;
 use crate::engine::{self, Outcome, State};
 use crate::error::{AclError, Class, Syntax};
 use crate::prefix::{self, Token, TokenKind};
 use crate::rewrite;
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-#[repr(C)]
-pub struct AclToken {
-    start: u64,
-    kind: u8,
-}
-
-#[repr(C)]
-pub struct AclBuf {
-    ptr: *mut u8,
-    len: usize,
-}
-
-#[repr(C)]
-pub struct AclOut {
-    /// The rewritten SQL, or the refusal's message.
-    text: AclBuf,
-    /// `engine::Rewritten::names`: for translating DuckDB's errors about the statements.
-    names: AclBuf,
-    n_statements: u64,
-    /// `Checks` (the second check's allowed sets) or null; freed with the rest.
-    check: *mut c_void,
-    /// The policy version the batch was decided under.
-    version: u64,
-    /// Unix seconds after which the batch's statements must not run any more (the token's `exp`);
-    /// 0: no such limit.
-    expires: i64,
-    /// Who the batch runs as (empty for `ACL ADMIN`), for what the shim keeps per connection.
-    principal: AclBuf,
-}
-
-/// The caller's settings the shim reads from its context for each batch.
-#[repr(C)]
-pub struct AclSettings {
-    /// `acl_jwt_clock_skew`, seconds.
-    clock_skew: u64,
-    /// `acl_max_rewrite_bytes`.
-    max_rewrite_bytes: u64,
-    /// 1 when an explicit transaction is open on the caller's connection.
-    in_transaction: u8,
-}
-
-impl AclSettings {
-    fn read(&self, state: &State) -> rewrite::Settings {
-        rewrite::Settings {
-            clock_skew: self.clock_skew,
-            max_rewrite_bytes: self.max_rewrite_bytes,
-            in_transaction: self.in_transaction != 0,
-            faults: state.faults,
-        }
-    }
-}
-
-/// What the shim hands `acl_rs_check`: one name DuckDB's parse contains, as `count` strings
-/// starting at `first` in the string array.
-#[repr(C)]
-pub struct AclRef {
-    kind: u8,
-    first: u32,
-    count: u32,
-    /// The region of policy SQL it sits in (0: outside every region; see `rewrite::defence`).
-    region: u32,
-}
-
-#[repr(C)]
-pub struct AclStr {
-    ptr: *const u8,
-    len: usize,
-}
-
-/// One batch's allowed sets, per statement.
-struct Checks {
+/// One batch's allowed sets, per statement (opaque to the shim, `AclChecks`).
+pub struct Checks {
     statements: Vec<Option<Arc<rewrite::Allowed>>>,
     /// Test-only fault: accept everything.
     off: bool,
@@ -105,50 +39,35 @@ extern "C-unwind" {
 /// Called by DuckDB (or the stage-1 loader) with a valid `duckdb::ExtensionLoader&`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn acl_duckdb_cpp_init(loader: *mut c_void) {
+    // SAFETY: the caller's contract; the shim's entry takes the same loader.
     unsafe { acl_shim_init(loader) }
 }
 
-/// Status codes shared with cpp/shim.cpp.
-const NOT_OURS: i32 = 0;
-const REWRITTEN: i32 = 1;
-const REFUSED: i32 = 2;
-const SYNTAX: i32 = 3;
-const INVALID: i32 = 4;
-
+/// The instance's state (opaque to the shim, `AclState`), or null on a failure.
 #[no_mangle]
-pub extern "C" fn acl_rs_state_new() -> *mut c_void {
-    catch_unwind(|| Arc::into_raw(Arc::new(State::new())) as *mut c_void).unwrap_or(std::ptr::null_mut())
+pub extern "C" fn acl_rs_state_new() -> *mut State {
+    catch_unwind(|| Arc::into_raw(Arc::new(State::new())) as *mut State).unwrap_or(std::ptr::null_mut())
 }
 
 /// # Safety
 /// `state` is null or came from `acl_rs_state_new` and is freed once.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_state_free(state: *mut c_void) {
+pub unsafe extern "C" fn acl_rs_state_free(state: *mut State) {
     if !state.is_null() {
-        let _ = catch_unwind(|| drop(unsafe { Arc::from_raw(state as *const State) }));
+        // SAFETY: the caller's contract: the shim's reference, given up here.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Arc::from_raw(state as *const State) })));
     }
 }
 
 /// # Safety
 /// `query` points to `len` readable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_is_ours(query: *const u8, len: usize) -> bool {
-    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+pub unsafe extern "C" fn acl_rs_is_ours(query: *const c_char, len: usize) -> bool {
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(query as *const u8, len) };
     // On a panic say "ours": the full path then refuses instead of letting DuckDB run the text.
     catch_unwind(|| prefix::maybe_ours(bytes)).unwrap_or(true)
 }
-
-/// The shim's tokenizer (DuckDB's `Parser::Tokenize`): tokenizes `len` bytes at `query` into
-/// storage `ctx` owns and points `tokens`/`n_tokens` at it (valid until the next call with `ctx`
-/// or the end of `acl_rs_rewrite`). False when it failed (the shim keeps DuckDB's exception and
-/// throws it once `acl_rs_rewrite` returns). Must not unwind.
-pub type AclTokenize = unsafe extern "C" fn(
-    ctx: *mut c_void,
-    query: *const u8,
-    len: usize,
-    tokens: *mut *const AclToken,
-    n_tokens: *mut usize,
-) -> bool;
 
 /// `engine::Tokenize` over the shim's callback.
 struct ShimTokenizer {
@@ -161,7 +80,7 @@ impl engine::Tokenize for ShimTokenizer {
         let (mut tokens, mut n_tokens) = (std::ptr::null(), 0usize);
         // SAFETY: the callback and its context come from the shim's `acl_rs_rewrite` call, which
         // is still running; `query` is `len` readable bytes.
-        if !unsafe { (self.tokenize)(self.ctx, query.as_ptr(), query.len(), &mut tokens, &mut n_tokens) } {
+        if !unsafe { (self.tokenize)(self.ctx, query.as_ptr() as *const c_char, query.len(), &mut tokens, &mut n_tokens) } {
             return Err(AclError::internal("the statement could not be tokenized"));
         }
         let raw = if n_tokens == 0 || tokens.is_null() {
@@ -175,8 +94,8 @@ impl engine::Tokenize for ShimTokenizer {
     }
 }
 
-/// The statement path (`engine::rewrite`) for a text `acl_rs_is_ours` let through: `NOT_OURS`,
-/// `REWRITTEN`, or a refusal's status, with `out` filled (`fill`). The engine asks `tokenize`
+/// The statement path (`engine::rewrite`) for a text `acl_rs_is_ours` let through: `NotOurs`,
+/// `Rewritten`, or a refusal's status, with `out` filled (`fill`). The engine asks `tokenize`
 /// for DuckDB's tokens only when the batch is not one it kept.
 ///
 /// # Safety
@@ -185,16 +104,18 @@ impl engine::Tokenize for ShimTokenizer {
 /// `out` is writable and later released with `acl_rs_out_free`.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_rewrite(
-    state: *const c_void,
-    query: *const u8,
+    state: *const State,
+    query: *const c_char,
     len: usize,
     tokenize: AclTokenize,
     ctx: *mut c_void,
     settings: *const AclSettings,
     out: *mut AclOut,
-) -> i32 {
-    let state = unsafe { &*(state as *const State) };
-    let bytes = unsafe { std::slice::from_raw_parts(query, len) };
+) -> AclStatus {
+    // SAFETY: the caller's contract: the state lives for the call, `query` has `len` bytes.
+    let state = unsafe { &*state };
+    // SAFETY: as above.
+    let bytes = unsafe { std::slice::from_raw_parts(query as *const u8, len) };
     // SAFETY: the shim passes a pointer to a live `AclSettings` for the duration of the call.
     let settings = unsafe { &*settings }.read(state);
     let tokenizer = ShimTokenizer { tokenize, ctx };
@@ -203,13 +124,14 @@ pub unsafe extern "C" fn acl_rs_rewrite(
         Err(_) => Outcome::Refused(AclError::from(Syntax::NotUtf8)),
     }))
     .unwrap_or_else(|_| Outcome::Refused(engine::failed()));
+    // SAFETY: `out` is writable for the call (the caller's contract).
     fill(unsafe { &mut *out }, state, outcome)
 }
 
 /// Writes an `Outcome` into the shim's `AclOut` (the one place it is filled); returns its status.
-fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> i32 {
+fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> AclStatus {
     match outcome {
-        Outcome::NotOurs => NOT_OURS,
+        Outcome::NotOurs => AclStatus::NotOurs,
         Outcome::Rewritten(r) => {
             out.text = AclBuf::from(r.sql);
             out.names = AclBuf::from(r.names);
@@ -218,14 +140,14 @@ fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> i32 {
             out.expires = r.expires;
             out.principal = AclBuf::from(r.principal);
             let checks = Checks { statements: r.checks, off: state.faults.no_defence, entry: r.kept, host: state.host_functions() };
-            out.check = Box::into_raw(Box::new(checks)) as *mut c_void;
-            REWRITTEN
+            out.check = Box::into_raw(Box::new(checks));
+            AclStatus::Rewritten
         }
         Outcome::Refused(e) => {
             let code = match e.class() {
-                Class::Refused => REFUSED,
-                Class::Syntax => SYNTAX,
-                Class::Invalid | Class::Internal => INVALID,
+                Class::Refused => AclStatus::Refused,
+                Class::Syntax => AclStatus::Syntax,
+                Class::Invalid | Class::Internal => AclStatus::Invalid,
             };
             out.text = AclBuf::from(e.to_string());
             code
@@ -238,11 +160,12 @@ fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> i32 {
 /// # Safety
 /// `check` is null or the `AclOut::check` of a live output; the pointer stays valid while it is.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_parsed_get(check: *const c_void) -> *const c_void {
+pub unsafe extern "C" fn acl_rs_parsed_get(check: *const Checks) -> *const c_void {
     if check.is_null() {
         return std::ptr::null();
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
+    let checks = unsafe { &*check };
     catch_unwind(AssertUnwindSafe(|| checks.entry.as_ref().and_then(|e| e.parsed.get()).map(|p| p.ptr())))
         .ok()
         .flatten()
@@ -254,11 +177,12 @@ pub unsafe extern "C" fn acl_rs_parsed_get(check: *const c_void) -> *const c_voi
 /// # Safety
 /// As `acl_rs_parsed_get`.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const c_void) -> bool {
+pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const Checks) -> bool {
     if check.is_null() {
         return false;
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: as in `acl_rs_parsed_get`.
+    let checks = unsafe { &*check };
     catch_unwind(AssertUnwindSafe(|| checks.entry.as_ref().is_some_and(|e| e.parsed.get().is_none()))).unwrap_or(false)
 }
 
@@ -270,15 +194,17 @@ pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const c_void) -> bool {
 /// As `acl_rs_parsed_get`; `parsed` is freed only through `free`, which must not unwind.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_parsed_put(
-    check: *const c_void,
+    check: *const Checks,
     parsed: *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
 ) {
+    // SAFETY: the caller's contract: `parsed` is ours to free through `free`, once.
     let parse = unsafe { engine::HostParse::new(parsed, free) };
     if check.is_null() {
         return;
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: as in `acl_rs_parsed_get`.
+    let checks = unsafe { &*check };
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(entry) = &checks.entry {
             let _ = entry.parsed.set(parse); // already set: this one drops (is freed) here
@@ -286,34 +212,20 @@ pub unsafe extern "C" fn acl_rs_parsed_put(
     }));
 }
 
-impl AclBuf {
-    fn from(s: String) -> AclBuf {
-        let b = s.into_bytes().into_boxed_slice();
-        let len = b.len();
-        AclBuf { ptr: Box::into_raw(b) as *mut u8, len }
-    }
-
-    fn free(&mut self) {
-        if !self.ptr.is_null() {
-            let (ptr, len) = (self.ptr, self.len);
-            let _ = catch_unwind(|| unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len))) });
-            self.ptr = std::ptr::null_mut();
-            self.len = 0;
-        }
-    }
-}
 
 /// # Safety
 /// `out` was filled by `acl_rs_rewrite`/`acl_rs_translate_error` (or zeroed) and is freed once.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
+    // SAFETY: the caller's contract: `out` is writable.
     let out = unsafe { &mut *out };
     out.text.free();
     out.names.free();
     out.principal.free();
     if !out.check.is_null() {
         let check = std::mem::replace(&mut out.check, std::ptr::null_mut());
-        let _ = catch_unwind(|| drop(unsafe { Box::from_raw(check as *mut Checks) }));
+        // SAFETY: a pointer `Box::into_raw` made in `acl_rs_rewrite*`, nulled above so freed once.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(check) })));
     }
 }
 
@@ -326,7 +238,7 @@ pub unsafe extern "C" fn acl_rs_out_free(out: *mut AclOut) {
 /// items whose strings are readable; `out` is writable and later released with `acl_rs_out_free`.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_check(
-    check: *const c_void,
+    check: *const Checks,
     index: usize,
     refs: *const AclRef,
     n_refs: usize,
@@ -335,14 +247,18 @@ pub unsafe extern "C" fn acl_rs_check(
     out: *mut AclOut,
 ) -> bool {
     let fail = |out: *mut AclOut, msg: String| {
+        // SAFETY: the caller's contract: `out` is writable.
         unsafe { (*out).text = AclBuf::from(msg) };
         false
     };
     if check.is_null() {
         return fail(out, AclError::internal("the second check has no decision").to_string());
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
+    let checks = unsafe { &*check };
+    // SAFETY: `refs`/`strs` point to `n_refs`/`n_strs` items (null pointers only with none).
     let refs = if n_refs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(refs, n_refs) } };
+    // SAFETY: as above.
     let strs = if n_strs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(strs, n_strs) } };
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), AclError> {
         let allowed = match checks.statements.get(index) {
@@ -357,7 +273,7 @@ pub unsafe extern "C" fn acl_rs_check(
             .iter()
             .map(|p| {
                 // SAFETY: the shim passes pointers to `len` readable bytes that live for the call.
-                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr, p.len) } };
+                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr as *const u8, p.len) } };
                 // A name that is not UTF-8 matches nothing the rules allowed.
                 std::str::from_utf8(bytes).unwrap_or("\u{fffd}")
             })
@@ -368,7 +284,7 @@ pub unsafe extern "C" fn acl_rs_check(
             let Some(path) = first.checked_add(count).and_then(|end| texts.get(first..end)) else {
                 return Err(AclError::internal("the second check got a malformed list"));
             };
-            parsed.push((r.kind, r.region, path));
+            parsed.push((rewrite::RefKind::from_u8(r.kind), r.region, path));
         }
         rewrite::defence_check(allowed, &checks.host, parsed)
     }));
@@ -385,11 +301,12 @@ pub unsafe extern "C" fn acl_rs_check(
 /// # Safety
 /// `check` is null or the `AclOut::check` of a live output.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_defence_on(check: *const c_void, index: usize) -> bool {
+pub unsafe extern "C" fn acl_rs_defence_on(check: *const Checks, index: usize) -> bool {
     if check.is_null() {
         return true; // acl_rs_check then refuses
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
+    let checks = unsafe { &*check };
     !checks.off && !matches!(checks.statements.get(index), Some(None))
 }
 
@@ -398,11 +315,12 @@ pub unsafe extern "C" fn acl_rs_defence_on(check: *const c_void, index: usize) -
 /// # Safety
 /// `check` is null or the `AclOut::check` of a live output.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_versioned(check: *const c_void, index: usize) -> bool {
+pub unsafe extern "C" fn acl_rs_versioned(check: *const Checks, index: usize) -> bool {
     if check.is_null() {
         return false;
     }
-    let checks = unsafe { &*(check as *const Checks) };
+    // SAFETY: as in `acl_rs_defence_on`.
+    let checks = unsafe { &*check };
     matches!(checks.statements.get(index), Some(Some(a)) if a.versioned)
 }
 
@@ -411,8 +329,9 @@ pub unsafe extern "C" fn acl_rs_versioned(check: *const c_void, index: usize) ->
 /// # Safety
 /// `state` came from `acl_rs_state_new`.
 #[no_mangle]
-pub unsafe extern "C" fn acl_rs_policy_version(state: *const c_void) -> u64 {
-    let state = unsafe { &*(state as *const State) };
+pub unsafe extern "C" fn acl_rs_policy_version(state: *const State) -> u64 {
+    // SAFETY: the caller's contract.
+    let state = unsafe { &*state };
     catch_unwind(AssertUnwindSafe(|| state.policy_version())).unwrap_or(u64::MAX)
 }
 
@@ -425,17 +344,20 @@ pub unsafe extern "C" fn acl_rs_policy_version(state: *const c_void) -> u64 {
 /// writable.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_translate_error(
-    names: *const u8,
+    names: *const c_char,
     names_len: usize,
-    kind: *const u8,
+    kind: *const c_char,
     kind_len: usize,
-    message: *const u8,
+    message: *const c_char,
     message_len: usize,
     out: *mut AclOut,
 ) -> bool {
-    let names = unsafe { std::slice::from_raw_parts(names, names_len) };
-    let kind = unsafe { std::slice::from_raw_parts(kind, kind_len) };
-    let message = unsafe { std::slice::from_raw_parts(message, message_len) };
+    // SAFETY: the caller's contract: each pointer has its length of readable bytes.
+    let names = unsafe { std::slice::from_raw_parts(names as *const u8, names_len) };
+    // SAFETY: as for `names`.
+    let kind = unsafe { std::slice::from_raw_parts(kind as *const u8, kind_len) };
+    // SAFETY: as for `names`.
+    let message = unsafe { std::slice::from_raw_parts(message as *const u8, message_len) };
     let result = catch_unwind(|| {
         rewrite::translate_error(
             &String::from_utf8_lossy(names),
@@ -445,6 +367,7 @@ pub unsafe extern "C" fn acl_rs_translate_error(
     });
     match result {
         Ok(text) => {
+            // SAFETY: the caller's contract: `out` is writable.
             unsafe { (*out).text = AclBuf::from(text) };
             true
         }
@@ -458,22 +381,26 @@ pub unsafe extern "C" fn acl_rs_translate_error(
 /// `state` came from `acl_rs_state_new`; `info`/`access` are the shim's access callbacks.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_register(
-    state: *const c_void,
+    state: *const State,
     info: libduckdb_sys::duckdb_extension_info,
     access: *const libduckdb_sys::duckdb_extension_access,
 ) -> bool {
+    // SAFETY: `state` is the shim's live reference (the caller's contract), so counting one more
+    // and taking it is sound; `info`/`access` are what `register` expects.
     let result = catch_unwind(AssertUnwindSafe(|| unsafe {
         // A second reference for the registered functions; the shim keeps its own.
-        Arc::increment_strong_count(state as *const State);
-        functions::register(Arc::from_raw(state as *const State), info, access)
+        Arc::increment_strong_count(state);
+        functions::register(Arc::from_raw(state), info, access)
     }));
     let error = match result {
         Ok(Ok(())) => return true,
         Ok(Err(e)) => e,
         Err(_) => "panic while registering functions".to_string(),
     };
+    // SAFETY: `access` is the shim's live callback table (the caller's contract).
     if let Some(set_error) = unsafe { (*access).set_error } {
         let msg = std::ffi::CString::new(error.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: the shim copies the message before `msg` drops.
         unsafe { set_error(info, msg.as_ptr()) };
     }
     false

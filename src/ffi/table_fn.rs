@@ -100,6 +100,9 @@ pub(super) unsafe fn function_with(info: sys::duckdb_function_info, on_panic: &s
 }
 
 /// Parameter `i` as text (`None`: NULL).
+///
+/// # Safety
+/// `info` is the live bind info of a function with at least `i + 1` parameters.
 pub(super) unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
     // SAFETY: `info` is the live bind info of the callback; the value and the string it
     // yields are ours to destroy/free, and are, after being copied.
@@ -115,6 +118,10 @@ pub(super) unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<S
     }
 }
 
+/// Parameter `i` as a boolean (`None`: NULL).
+///
+/// # Safety
+/// As `text_param`.
 pub(super) unsafe fn bool_param(info: sys::duckdb_bind_info, i: u64) -> Option<bool> {
     // SAFETY: as in `text_param`.
     unsafe {

@@ -27,6 +27,9 @@ pub(super) const GUARD: super::table_fn::TableFn = super::table_fn::TableFn {
 };
 
 /// `acl_jwt_clock_skew` in the caller's context; 0 (the strictest) when it cannot be read.
+///
+/// # Safety
+/// `info` is the live bind info of `acl_view_guard`.
 unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
     // SAFETY: `info` is the live bind info; the context and the value are destroyed after use. An
     // API table without the function panics in the wrapper, which is caught (skew 0).
@@ -49,6 +52,10 @@ unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
     read.ok().flatten().unwrap_or(0)
 }
 
+/// `guard_bind`'s body.
+///
+/// # Safety
+/// `info` is the live bind info of `acl_view_guard`, registered by `table_fn::register`.
 unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
     // SAFETY: `info` is the live bind info; its extra info is the `Arc<State>` `register` set.
     unsafe {
@@ -76,17 +83,23 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
     }
 }
 
+/// # Safety
+/// DuckDB calls it with the live bind info of `acl_view_guard`.
 unsafe extern "C" fn guard_bind(info: sys::duckdb_bind_info) {
     // SAFETY: DuckDB calls this with a live bind info of acl_view_guard.
     unsafe { super::table_fn::bind_with(info, "acl: internal error in the view guard; the view was refused", || bind(info)) }
 }
 
+/// # Safety
+/// DuckDB calls it with the live init info of `acl_view_guard`.
 unsafe extern "C" fn guard_init(info: sys::duckdb_init_info) {
     let data = Box::into_raw(Box::new(AtomicBool::new(false))) as *mut c_void;
     // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
     unsafe { sys::duckdb_init_set_init_data(info, data, Some(super::table_fn::drop_box::<AtomicBool>)) };
 }
 
+/// # Safety
+/// DuckDB calls it with the live function info and output chunk of `acl_view_guard`.
 unsafe extern "C" fn guard_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
     // SAFETY: the init data is the `AtomicBool` of `guard_init`; the output chunk has one BOOLEAN
     // column with room for a vector of rows.

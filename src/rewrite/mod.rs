@@ -31,7 +31,7 @@ mod virtual_fns;
 mod writes;
 
 pub use cache::{allowed_bytes, Cached, RewriteCache};
-pub use defence::{check as defence_check, kind as defence_kind, Allowed};
+pub use defence::{check as defence_check, Allowed, RefKind};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};

@@ -36,23 +36,44 @@ pub struct Allowed {
     pub granted: Vec<crate::authz::Granted>,
 }
 
-/// What the shim reports, one entry per name (cpp/walk.cpp `RefKind`).
-pub mod kind {
-    pub const STATEMENT: u8 = 0;
-    pub const TABLE: u8 = 1;
-    pub const INSERT_TARGET: u8 = 2;
-    pub const FUNCTION: u8 = 3;
-    pub const OPERATOR: u8 = 4;
-    pub const TABLE_FUNCTION: u8 = 5;
-    pub const CTE_DEF: u8 = 6;
+/// What the shim reports, one entry per name (cpp/walk.cpp; `AclRefKind` in cpp/acl_ffi.hpp,
+/// generated from this enum). The shim hands it over as a byte: read it with `from_u8`.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefKind {
+    Statement = 0,
+    Table = 1,
+    InsertTarget = 2,
+    Function = 3,
+    Operator = 4,
+    TableFunction = 5,
+    CteDef = 6,
     /// Something the shim does not model (a PIVOT, a SHOW of a table, …).
-    pub const OTHER: u8 = 7;
+    Other = 7,
     /// A column reference (its name parts); `#n` for a positional reference.
-    pub const COLUMN: u8 = 8;
+    Column = 8,
     /// A derived table aliased `__acl_p…`, or whose own FROM item is (a sliced object), opens a
     /// region: the name is that alias, the region the one it sits in (the walk reports them only
     /// outside every region). The walk numbers regions 1, 2, … in the order it reports these.
-    pub const REGION: u8 = 9;
+    Region = 9,
+}
+
+impl RefKind {
+    /// The kind of a byte from the shim; one no kind has is `Other`, which `check` refuses.
+    pub fn from_u8(v: u8) -> RefKind {
+        match v {
+            0 => RefKind::Statement,
+            1 => RefKind::Table,
+            2 => RefKind::InsertTarget,
+            3 => RefKind::Function,
+            4 => RefKind::Operator,
+            5 => RefKind::TableFunction,
+            6 => RefKind::CteDef,
+            8 => RefKind::Column,
+            9 => RefKind::Region,
+            _ => RefKind::Other,
+        }
+    }
 }
 
 /// Names DuckDB's parser itself produces as bare function calls: operators by symbol (`a + b`,
@@ -143,13 +164,13 @@ fn outside(found: &'static str) -> AclError {
 pub fn check<'a, P: AsRef<[&'a str]>>(
     allowed: &Allowed,
     host: &HostFunctions,
-    parsed: impl IntoIterator<Item = (u8, u32, P)>,
+    parsed: impl IntoIterator<Item = (RefKind, u32, P)>,
 ) -> Result<()> {
-    let parsed: Vec<(u8, u32, P)> = parsed.into_iter().collect();
+    let parsed: Vec<(RefKind, u32, P)> = parsed.into_iter().collect();
     // A table function's call is also listed as a function: a bare one is a table built-in.
     let table_fns: Vec<&str> = parsed
         .iter()
-        .filter(|(k, _, _)| *k == kind::TABLE_FUNCTION)
+        .filter(|(k, _, _)| *k == RefKind::TableFunction)
         .filter_map(|(_, _, p)| match p.as_ref() {
             [one] => Some(*one),
             _ => None,
@@ -172,12 +193,12 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
             Some(j) => &allowed.regions[j].names,
         };
         let ok = match k {
-            kind::STATEMENT => {
+            RefKind::Statement => {
                 saw_statement = true;
                 here.is_none() && matches!(path, [s] if same(s, allowed.statement))
             }
             // Regions do not nest, and each decided region appears exactly once.
-            kind::REGION => match (here, path) {
+            RefKind::Region => match (here, path) {
                 (None, [a]) => match region::index_of(a) {
                     Some(j) if j < allowed.regions.len() && !opened.contains(&j) => {
                         opened.push(j);
@@ -187,29 +208,29 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
                 },
                 _ => false,
             },
-            kind::COLUMN => match here {
+            RefKind::Column => match here {
                 None => true, // the principal's own expressions, bound in its own scope
                 Some(j) => spend(&allowed.regions[j], &mut budget[j], path),
             },
-            kind::TABLE => match path {
+            RefKind::Table => match path {
                 [cte] => names.ctes.iter().any(|c| same(c, cte)),
                 [db, schema, name] => allowed_table(names, db, schema, name),
                 _ => false,
             },
-            kind::INSERT_TARGET => {
+            RefKind::InsertTarget => {
                 here.is_none() && matches!(path, [db, schema, name] if allowed_table(names, db, schema, name))
             }
-            kind::CTE_DEF => matches!(path, [c] if names.ctes.iter().any(|a| same(a, c))),
-            kind::FUNCTION | kind::OPERATOR => allowed_function(names, path) && builtin_if_bare(host, path, &table_fns),
-            kind::TABLE_FUNCTION => names.table_functions.iter().any(|f| same_path(f, path)),
-            _ => false,
+            RefKind::CteDef => matches!(path, [c] if names.ctes.iter().any(|a| same(a, c))),
+            RefKind::Function | RefKind::Operator => allowed_function(names, path) && builtin_if_bare(host, path, &table_fns),
+            RefKind::TableFunction => names.table_functions.iter().any(|f| same_path(f, path)),
+            RefKind::Other => false,
         };
         if !ok {
             return Err(outside(match k {
-                kind::STATEMENT => "a statement type",
-                kind::TABLE | kind::INSERT_TARGET | kind::CTE_DEF => "a table",
-                kind::FUNCTION | kind::OPERATOR | kind::TABLE_FUNCTION => "a function",
-                kind::COLUMN => "a column",
+                RefKind::Statement => "a statement type",
+                RefKind::Table | RefKind::InsertTarget | RefKind::CteDef => "a table",
+                RefKind::Function | RefKind::Operator | RefKind::TableFunction => "a function",
+                RefKind::Column => "a column",
                 _ => "a construct",
             }));
         }

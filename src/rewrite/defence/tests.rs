@@ -37,7 +37,7 @@ fn with_region() -> Allowed {
     Allowed { regions: vec![Arc::new(body_region())], ..allowed() }
 }
 
-type Parsed = Vec<(u8, u32, Vec<&'static str>)>;
+type Parsed = Vec<(RefKind, u32, Vec<&'static str>)>;
 
 /// The built-ins the tests' parses call bare.
 fn host() -> HostFunctions {
@@ -70,34 +70,34 @@ fn a_bare_name_must_be_a_builtin_of_system_main() {
     let mut with_bare = allowed();
     with_bare.outside.functions.push(s(&["my_macro"]));
     for path in [vec!["->"], vec!["<#>"], vec!["my_macro"], vec!["date_part"]] {
-        let parsed: Parsed = vec![(kind::STATEMENT, 0, vec!["SELECT"]), (kind::FUNCTION, 0, path.clone())];
+        let parsed: Parsed = vec![(RefKind::Statement, 0, vec!["SELECT"]), (RefKind::Function, 0, path.clone())];
         assert!(run(&with_bare, &parsed).is_err(), "{path:?}");
     }
     // bound by name, never looked up: fine without a scalar built-in
-    run(&allowed(), &vec![(kind::STATEMENT, 0, vec!["SELECT"]), (kind::FUNCTION, 0, vec!["unnest"])]).unwrap();
+    run(&allowed(), &vec![(RefKind::Statement, 0, vec!["SELECT"]), (RefKind::Function, 0, vec!["unnest"])]).unwrap();
     // a bare table function (policy SQL) is a table built-in, but only where it is one
     let mut reader = allowed();
     reader.outside.table_functions.push(s(&["read_csv"]));
-    let statement = (kind::STATEMENT, 0, vec!["SELECT"]);
-    run(&reader, &vec![statement.clone(), (kind::TABLE_FUNCTION, 0, vec!["read_csv"]), (kind::FUNCTION, 0, vec!["read_csv"])])
+    let statement = (RefKind::Statement, 0, vec!["SELECT"]);
+    run(&reader, &vec![statement.clone(), (RefKind::TableFunction, 0, vec!["read_csv"]), (RefKind::Function, 0, vec!["read_csv"])])
         .unwrap();
-    assert!(run(&reader, &vec![statement, (kind::FUNCTION, 0, vec!["read_csv"])]).is_err());
+    assert!(run(&reader, &vec![statement, (RefKind::Function, 0, vec!["read_csv"])]).is_err());
 }
 
 #[test]
 fn what_the_rules_allowed_passes() {
     let parsed: Parsed = vec![
-        (kind::STATEMENT, 0, vec!["SELECT"]),
-        (kind::TABLE, 0, vec!["PHYS", "main", "orders"]),
-        (kind::TABLE, 0, vec!["__acl_cte1_x"]),
-        (kind::CTE_DEF, 0, vec!["__acl_cte1_x"]),
-        (kind::FUNCTION, 0, vec!["system", "main", "lower"]),
-        (kind::OPERATOR, 0, vec!["+"]),
-        (kind::FUNCTION, 0, vec!["list_value"]),
-        (kind::FUNCTION, 0, vec!["count_star"]),
-        (kind::FUNCTION, 0, vec!["system", "main", "range"]),
-        (kind::TABLE_FUNCTION, 0, vec!["system", "main", "range"]),
-        (kind::COLUMN, 0, vec!["anything", "at", "all"]),
+        (RefKind::Statement, 0, vec!["SELECT"]),
+        (RefKind::Table, 0, vec!["PHYS", "main", "orders"]),
+        (RefKind::Table, 0, vec!["__acl_cte1_x"]),
+        (RefKind::CteDef, 0, vec!["__acl_cte1_x"]),
+        (RefKind::Function, 0, vec!["system", "main", "lower"]),
+        (RefKind::Operator, 0, vec!["+"]),
+        (RefKind::Function, 0, vec!["list_value"]),
+        (RefKind::Function, 0, vec!["count_star"]),
+        (RefKind::Function, 0, vec!["system", "main", "range"]),
+        (RefKind::TableFunction, 0, vec!["system", "main", "range"]),
+        (RefKind::Column, 0, vec!["anything", "at", "all"]),
     ];
     run(&allowed(), &parsed).unwrap();
 }
@@ -105,21 +105,21 @@ fn what_the_rules_allowed_passes() {
 #[test]
 fn anything_else_is_refused_without_naming_it() {
     for (k, path) in [
-        (kind::TABLE, vec!["orders"]),
-        (kind::TABLE, vec!["phys", "main", "secret"]),
-        (kind::TABLE, vec!["main", "orders"]),
-        (kind::INSERT_TARGET, vec!["__acl_cte1_x"]),
-        (kind::FUNCTION, vec!["lower"]),
-        (kind::FUNCTION, vec!["memory", "main", "lower"]),
-        (kind::OPERATOR, vec!["+++"]),
-        (kind::FUNCTION, vec!["system", "main", "count_star"]),
-        (kind::TABLE_FUNCTION, vec!["system", "main", "lower"]),
-        (kind::CTE_DEF, vec!["orders"]),
-        (kind::OTHER, vec!["PIVOT"]),
-        (kind::STATEMENT, vec!["INSERT"]),
-        (kind::REGION, vec!["__acl_p0"]),
+        (RefKind::Table, vec!["orders"]),
+        (RefKind::Table, vec!["phys", "main", "secret"]),
+        (RefKind::Table, vec!["main", "orders"]),
+        (RefKind::InsertTarget, vec!["__acl_cte1_x"]),
+        (RefKind::Function, vec!["lower"]),
+        (RefKind::Function, vec!["memory", "main", "lower"]),
+        (RefKind::Operator, vec!["+++"]),
+        (RefKind::Function, vec!["system", "main", "count_star"]),
+        (RefKind::TableFunction, vec!["system", "main", "lower"]),
+        (RefKind::CteDef, vec!["orders"]),
+        (RefKind::Other, vec!["PIVOT"]),
+        (RefKind::Statement, vec!["INSERT"]),
+        (RefKind::Region, vec!["__acl_p0"]),
     ] {
-        let parsed: Parsed = vec![(kind::STATEMENT, 0, vec!["SELECT"]), (k, 0, path.clone())];
+        let parsed: Parsed = vec![(RefKind::Statement, 0, vec!["SELECT"]), (k, 0, path.clone())];
         let e = run(&allowed(), &parsed).unwrap_err();
         assert!(matches!(e, AclError::SecondCheck { .. }), "{e:?}");
         let e = e.to_string();
@@ -128,21 +128,37 @@ fn anything_else_is_refused_without_naming_it() {
     assert!(run(&allowed(), &vec![]).is_err(), "a parse without a statement type is refused");
 }
 
+#[test]
+fn a_kind_byte_reads_back_and_an_unknown_one_is_refused() {
+    use RefKind::*;
+    let all = [Statement, Table, InsertTarget, Function, Operator, TableFunction, CteDef, Other, Column, Region];
+    for k in all {
+        assert_eq!(RefKind::from_u8(k as u8), k);
+    }
+    for b in 10..=u8::MAX {
+        assert_eq!(RefKind::from_u8(b), Other);
+        // A shim that listed a kind Rust does not know never gets the statement through.
+        let parsed: Parsed = vec![(Statement, 0, vec!["SELECT"]), (RefKind::from_u8(b), 0, vec!["a"])];
+        let e = run(&allowed(), &parsed).unwrap_err().to_string();
+        assert!(e.contains("the second check found a construct"), "{e}");
+    }
+}
+
 /// DuckDB's parse of the body as the rewrite inserts it, inside region 1.
 fn body_parse() -> Parsed {
     vec![
-        (kind::STATEMENT, 0, vec!["SELECT"]),
-        (kind::TABLE, 0, vec!["phys", "main", "orders"]),
-        (kind::REGION, 0, vec!["__acl_p0"]),
-        (kind::TABLE, 1, vec!["phys", "main", "people"]),
-        (kind::COLUMN, 1, vec!["id"]),
-        (kind::COLUMN, 1, vec!["NAME"]),
-        (kind::COLUMN, 1, vec!["id"]),
-        (kind::COLUMN, 1, vec!["__acl_args", "a1"]),
-        (kind::FUNCTION, 1, vec!["upper"]),
-        (kind::COLUMN, 1, vec!["name"]),
-        (kind::OPERATOR, 1, vec!["+"]),
-        (kind::COLUMN, 0, vec!["ssn"]),
+        (RefKind::Statement, 0, vec!["SELECT"]),
+        (RefKind::Table, 0, vec!["phys", "main", "orders"]),
+        (RefKind::Region, 0, vec!["__acl_p0"]),
+        (RefKind::Table, 1, vec!["phys", "main", "people"]),
+        (RefKind::Column, 1, vec!["id"]),
+        (RefKind::Column, 1, vec!["NAME"]),
+        (RefKind::Column, 1, vec!["id"]),
+        (RefKind::Column, 1, vec!["__acl_args", "a1"]),
+        (RefKind::Function, 1, vec!["upper"]),
+        (RefKind::Column, 1, vec!["name"]),
+        (RefKind::Operator, 1, vec!["+"]),
+        (RefKind::Column, 0, vec!["ssn"]),
     ]
 }
 
@@ -153,7 +169,7 @@ fn a_region_may_name_what_its_policy_sql_names() {
 
 #[test]
 fn a_principals_name_inside_a_region_is_caught_by_name_and_by_count() {
-    let caught = |extra: (u8, u32, Vec<&'static str>), what: &'static str| {
+    let caught = |extra: (RefKind, u32, Vec<&'static str>), what: &'static str| {
         let mut parsed = body_parse();
         parsed.push(extra);
         let e = run(&with_region(), &parsed).unwrap_err();
@@ -161,24 +177,24 @@ fn a_principals_name_inside_a_region_is_caught_by_name_and_by_count() {
         let e = e.to_string();
         assert!(!e.contains("people") && !e.contains("ssn"), "{e}");
     };
-    caught((kind::COLUMN, 1, vec!["ssn"]), "a column");
-    caught((kind::COLUMN, 1, vec!["id"]), "a column"); // a third `id`: over the body's count
-    caught((kind::COLUMN, 1, vec!["people", "name"]), "a column");
-    caught((kind::COLUMN, 1, vec!["#"]), "a column");
-    caught((kind::FUNCTION, 1, vec!["system", "main", "lower"]), "a function"); // the principal's, not the body's
-    caught((kind::FUNCTION, 1, vec!["error"]), "a function");
-    caught((kind::TABLE, 1, vec!["phys", "main", "orders"]), "a table"); // the principal's table
-    caught((kind::TABLE, 0, vec!["phys", "main", "people"]), "a table"); // the body's table, outside it
-    caught((kind::FUNCTION, 0, vec!["upper"]), "a function"); // the body's call, outside it
-    caught((kind::INSERT_TARGET, 1, vec!["phys", "main", "people"]), "a table");
-    caught((kind::REGION, 0, vec!["__acl_p0"]), "a construct"); // opened twice
-    caught((kind::REGION, 1, vec!["__acl_p1"]), "a construct"); // nested
-    caught((kind::COLUMN, 2, vec!["id"]), "a construct"); // a region never opened
+    caught((RefKind::Column, 1, vec!["ssn"]), "a column");
+    caught((RefKind::Column, 1, vec!["id"]), "a column"); // a third `id`: over the body's count
+    caught((RefKind::Column, 1, vec!["people", "name"]), "a column");
+    caught((RefKind::Column, 1, vec!["#"]), "a column");
+    caught((RefKind::Function, 1, vec!["system", "main", "lower"]), "a function"); // the principal's, not the body's
+    caught((RefKind::Function, 1, vec!["error"]), "a function");
+    caught((RefKind::Table, 1, vec!["phys", "main", "orders"]), "a table"); // the principal's table
+    caught((RefKind::Table, 0, vec!["phys", "main", "people"]), "a table"); // the body's table, outside it
+    caught((RefKind::Function, 0, vec!["upper"]), "a function"); // the body's call, outside it
+    caught((RefKind::InsertTarget, 1, vec!["phys", "main", "people"]), "a table");
+    caught((RefKind::Region, 0, vec!["__acl_p0"]), "a construct"); // opened twice
+    caught((RefKind::Region, 1, vec!["__acl_p1"]), "a construct"); // nested
+    caught((RefKind::Column, 2, vec!["id"]), "a construct"); // a region never opened
 }
 
 #[test]
 fn every_region_must_appear() {
-    let parsed: Parsed = vec![(kind::STATEMENT, 0, vec!["SELECT"])];
+    let parsed: Parsed = vec![(RefKind::Statement, 0, vec!["SELECT"])];
     let e = run(&with_region(), &parsed).unwrap_err();
     assert_eq!(e, AclError::SecondCheck { found: "policy SQL missing" });
 }

@@ -1,0 +1,145 @@
+//! The types of the C boundary with the shim (cpp/), passed by pointer or by value. They are
+//! defined here once: cbindgen turns them (with the `extern` functions of `ffi` and the enums
+//! `prefix::TokenKind` and `rewrite::RefKind`) into cpp/acl_ffi.hpp, which the shim includes and
+//! src/ffi/header.rs keeps current.
+//!
+//! A field the shim writes is an integer that Rust reads through a total conversion (an enum
+//! field holding a value no variant has would be undefined behaviour); what only Rust writes may
+//! be an enum.
+use super::Checks;
+use crate::rewrite;
+use crate::engine::State;
+use std::ffi::{c_char, c_void};
+use std::panic::catch_unwind;
+
+/// What `acl_rs_rewrite` answers; the shim throws the matching DuckDB
+/// exception with `AclOut::text` for the three refusals.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AclStatus {
+    /// Not a principal's statement: DuckDB parses the text itself.
+    NotOurs = 0,
+    /// `AclOut` holds the rewritten batch.
+    Rewritten = 1,
+    /// A refusal (a `PermissionException`).
+    Refused = 2,
+    /// A syntax error in the principal's text (a `ParserException`).
+    Syntax = 3,
+    /// Anything else, internal errors included (an `InvalidInputException`).
+    Invalid = 4,
+}
+
+/// `acl_jwt_clock_skew`'s default, seconds: the shim registers the setting with it.
+pub const ACL_DEFAULT_CLOCK_SKEW: u64 = 60;
+/// `acl_max_rewrite_bytes`'s default.
+pub const ACL_DEFAULT_MAX_REWRITE_BYTES: u64 = 1 << 20;
+// cbindgen exports literals only: the defaults the rewriter falls back to must be the same.
+const _: () = assert!(
+    ACL_DEFAULT_CLOCK_SKEW == rewrite::DEFAULT_CLOCK_SKEW
+        && ACL_DEFAULT_MAX_REWRITE_BYTES == rewrite::DEFAULT_MAX_REWRITE_BYTES
+);
+
+/// One token of DuckDB's tokenizer (`Parser::Tokenize`): where it starts in the text and its type.
+#[repr(C)]
+pub struct AclToken {
+    pub(super) start: u64,
+    /// An `AclTokenKind` (`prefix::TokenKind`), read with `TokenKind::from_u8`.
+    pub(super) kind: u8,
+}
+
+/// The shim's tokenizer (DuckDB's `Parser::Tokenize`): tokenizes `len` bytes at `query` into
+/// storage `ctx` owns and points `tokens`/`n_tokens` at it (valid until the next call with `ctx`
+/// or the end of `acl_rs_rewrite`). False when it failed (the shim keeps DuckDB's exception and
+/// throws it once `acl_rs_rewrite` returns). Must not unwind.
+pub type AclTokenize = unsafe extern "C" fn(
+    ctx: *mut c_void,
+    query: *const c_char,
+    len: usize,
+    tokens: *mut *const AclToken,
+    n_tokens: *mut usize,
+) -> bool;
+
+/// A string Rust allocated and hands the shim; freed with the `AclOut` that holds it.
+#[repr(C)]
+pub struct AclBuf {
+    pub(super) ptr: *mut c_char,
+    pub(super) len: usize,
+}
+
+/// What an entry point hands back: the shim zeroes it, Rust fills it, `acl_rs_out_free` frees it.
+#[repr(C)]
+pub struct AclOut {
+    /// The rewritten SQL, or the refusal's message.
+    pub(super) text: AclBuf,
+    /// `engine::Rewritten::names`: for translating DuckDB's errors about the statements.
+    pub(super) names: AclBuf,
+    pub(super) n_statements: u64,
+    /// The second check's allowed sets, or null; freed with the rest.
+    pub(super) check: *mut Checks,
+    /// The policy version the batch was decided under.
+    pub(super) version: u64,
+    /// Unix seconds after which the batch's statements must not run any more (the token's `exp`);
+    /// 0: no such limit.
+    pub(super) expires: i64,
+    /// Who the batch runs as (empty for `ACL ADMIN`), for what the shim keeps per connection.
+    pub(super) principal: AclBuf,
+}
+
+/// The caller's settings the shim reads from its context for each batch.
+#[repr(C)]
+pub struct AclSettings {
+    /// `acl_jwt_clock_skew`, seconds.
+    pub(super) clock_skew: u64,
+    /// `acl_max_rewrite_bytes`.
+    pub(super) max_rewrite_bytes: u64,
+    /// 1 when an explicit transaction is open on the caller's connection.
+    pub(super) in_transaction: u8,
+}
+
+impl AclSettings {
+    pub(super) fn read(&self, state: &State) -> rewrite::Settings {
+        rewrite::Settings {
+            clock_skew: self.clock_skew,
+            max_rewrite_bytes: self.max_rewrite_bytes,
+            in_transaction: self.in_transaction != 0,
+            faults: state.faults,
+        }
+    }
+}
+
+/// What the shim hands `acl_rs_check`: one name DuckDB's parse contains, as `count` strings
+/// starting at `first` in the string array.
+#[repr(C)]
+pub struct AclRef {
+    /// An `AclRefKind` (`rewrite::RefKind`), read with `RefKind::from_u8`.
+    pub(super) kind: u8,
+    pub(super) first: u32,
+    pub(super) count: u32,
+    /// The region of policy SQL it sits in (0: outside every region; see `rewrite::defence`).
+    pub(super) region: u32,
+}
+
+/// A string the shim owns, readable for the duration of the call it is passed to.
+#[repr(C)]
+pub struct AclStr {
+    pub(super) ptr: *const c_char,
+    pub(super) len: usize,
+}
+
+impl AclBuf {
+    pub(super) fn from(s: String) -> AclBuf {
+        let b = s.into_bytes().into_boxed_slice();
+        let len = b.len();
+        AclBuf { ptr: Box::into_raw(b) as *mut c_char, len }
+    }
+
+    pub(super) fn free(&mut self) {
+        if !self.ptr.is_null() {
+            let (ptr, len) = (self.ptr as *mut u8, self.len);
+            // SAFETY: `ptr`/`len` are the boxed slice `from` leaked, not freed yet (null after).
+            let _ = catch_unwind(|| unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len))) });
+            self.ptr = std::ptr::null_mut();
+            self.len = 0;
+        }
+    }
+}
