@@ -429,7 +429,7 @@ impl Visitor for OutputCheck<'_> {
         if let Expr::Function(f) = e {
             let last = f.name.0.last().map(|p| p.to_string()).unwrap_or_default();
             let last = last.trim_matches('"');
-            if acl::rewrite::never_callable(last) {
+            if acl::policy::categories::never_callable(last) {
                 self.problem = Some(format!("never-callable function {last} survived the rewrite"));
                 return ControlFlow::Break(());
             }
@@ -491,21 +491,21 @@ pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
     let (principal, _) = &fx.principals[which % fx.principals.len()];
     let [role] = principal.roles.as_slice() else { return };
     let settings = acl::rewrite::Settings { clock_skew: 60, ..Default::default() };
-    let tokens_cache = acl::auth::TokenCache::default();
-    let rewrites = acl::rewrite::RewriteCache::default();
-    let shapes = acl::rewrite::ShapeCache::default();
-    let run = |q: &str| -> Option<(Vec<Token>, Result<acl::rewrite::Output, String>)> {
+    let state = acl::engine::State::new();
+    let tokens_cache = &state.tokens;
+    let shapes = acl::engine::ShapeCache::default();
+    let run = |q: &str| -> Option<(Vec<Token>, Result<acl::engine::Output, String>)> {
         let toks = tokenize(q);
         let batch = acl::prefix::split(q, &toks).ok()??;
-        Some((toks, acl::rewrite::batch(&fx.policy, &tokens_cache, &rewrites, &settings, &batch).map_err(|e| e.to_string())))
+        Some((toks, acl::engine::batch(&state, &fx.policy, &settings, &batch).map_err(|e| e.to_string())))
     };
     let query = format!("ACL ROLE \"{role}\" {sql}");
     let Some((toks, Ok(actual))) = run(&query) else { return };
     let Ok(Some(batch)) = acl::prefix::split(&query, &toks) else { return };
-    let Some(shape) = acl::rewrite::Shape::of(&query, &toks, &batch) else { return };
+    let Some(shape) = acl::engine::Shape::of(&query, &toks, &batch) else { return };
     let (text, shifted) = shape.sentinel_query(&toks);
     let Ok(Some(sb)) = acl::prefix::split(&text, &shifted) else { return };
-    let Ok(sentinel) = acl::rewrite::batch(&fx.policy, &tokens_cache, &rewrites, &settings, &sb) else { return };
+    let Ok(sentinel) = acl::engine::batch(&state, &fx.policy, &settings, &sb) else { return };
     shapes.learn(&shape, &actual, &sentinel);
     // every plain numeric literal changed: n -> n + 1 (as digits), 0 -> 10
     let mut variant = String::with_capacity(query.len() + 8);
@@ -522,8 +522,8 @@ pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
     variant.push_str(&query[at..]);
     let Some((vtoks, direct)) = run(&variant) else { return };
     let Ok(Some(vbatch)) = acl::prefix::split(&variant, &vtoks) else { return };
-    let Some(vshape) = acl::rewrite::Shape::of(&variant, &vtoks, &vbatch) else { return };
-    if let Some(reused) = shapes.apply(&fx.policy, &tokens_cache, &settings, &vshape) {
+    let Some(vshape) = acl::engine::Shape::of(&variant, &vtoks, &vbatch) else { return };
+    if let Some(reused) = shapes.apply(&fx.policy, tokens_cache, &settings, &vshape) {
         match direct {
             Ok(direct) => assert_eq!(reused, direct, "a shape's rewrite differs from the full one\n in: {variant:?}"),
             Err(e) => panic!("a learned shape answers what a full rewrite refuses ({e})\n in: {variant:?}"),
