@@ -24,6 +24,7 @@ mod post_check;
 mod printable;
 mod relations;
 mod room;
+mod rules;
 mod slices;
 mod types;
 mod views;
@@ -276,17 +277,8 @@ fn rules(
     faults: crate::faults::Faults,
     persistent_view: bool,
 ) -> Result<()> {
-    let calls = functions::apply(stmt, view, fns, decision, faults)?;
-    decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
-    metadata::apply(stmt, view, decision)?;
-    if !faults.skip_relations {
-        relations::apply_in(stmt, view, decision, persistent_view)?;
-    }
-    virtual_fns::expand(stmt, view, &calls, decision, faults)?;
-    if !faults.skip_relations {
-        post_check::check(stmt, decision)?;
-    }
-    Ok(())
+    let mut cx = rules::Context { view, fns, decision, faults, persistent_view, calls: Vec::new() };
+    rules::run(stmt, &mut cx)
 }
 
 /// DuckDB's statement type for what the gate admitted (`DESCRIBE <query>` is a SELECT there).
