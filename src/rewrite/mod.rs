@@ -26,6 +26,7 @@ mod relations;
 mod room;
 mod rules;
 mod slices;
+mod trusted;
 mod types;
 mod views;
 mod virtual_fns;
