@@ -1,5 +1,6 @@
 //! SQL in, SQL out. A batch under a principal is parsed statement by statement (sqlparser,
-//! DuckDB dialect) and each statement goes through the rules in order:
+//! DuckDB dialect) and each statement goes through the rules in order (2–5 are `rules::RULES`,
+//! run by `rules::run`; policy SQL they insert is skipped by the later ones through `trusted`):
 //!
 //! 1. `gate`        — only statement types with a rule run (`explain` adds its check at the end);
 //!    `types`       — only DuckDB's built-in types may be named (casts, literals, columns);
