@@ -92,7 +92,7 @@ pub(super) fn apply(
     decision: &mut Decision,
     faults: crate::faults::Faults,
 ) -> Result<Vec<VirtualCall>> {
-    let mut g = Gate { view, gate, decision, calls: Vec::new(), in_trusted: 0, fault_unqualified: faults.unqualified_functions };
+    let mut g = Gate { view, gate, decision, calls: Vec::new(), trusted: Default::default(), fault_unqualified: faults.unqualified_functions };
     if let ControlFlow::Break(e) = stmt.visit(&mut g) {
         return Err(e);
     }
@@ -107,8 +107,8 @@ struct Gate<'a, 'v, 'p> {
     gate: &'a FnGate<'p>,
     decision: &'a mut Decision,
     calls: Vec<VirtualCall>,
-    /// Depth inside a subquery the policy supplied (a metadata listing): not the principal's SQL.
-    in_trusted: usize,
+    /// Inside a subquery the policy supplied (a metadata listing): not the principal's SQL.
+    trusted: super::trusted::Trusted,
     /// Test-only fault: admit but do not qualify (spec 011).
     fault_unqualified: bool,
 }
@@ -333,8 +333,7 @@ impl VisitorMut for Gate<'_, '_, '_> {
     type Break = AclError;
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 || self.decision.trusted.contains(&(q as *const Query as usize)) {
-            self.in_trusted += 1;
+        if self.trusted.enter(q, self.decision) {
             return ControlFlow::Continue(());
         }
         name_projection(&mut q.body);
@@ -342,19 +341,19 @@ impl VisitorMut for Gate<'_, '_, '_> {
     }
 
     fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<AclError> {
-        self.in_trusted = self.in_trusted.saturating_sub(1);
+        self.trusted.leave();
         ControlFlow::Continue(())
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 {
+        if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         flow(self.table_function(tf))
     }
 
     fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 {
+        if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         if let Some(value) = self.catalog_function(expr) {

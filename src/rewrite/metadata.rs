@@ -181,7 +181,7 @@ pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decisi
         *stmt = Statement::Query(super::slices::region_subquery(decision, inner));
         return Ok(());
     }
-    let mut m = Meta { view, decision, in_trusted: 0 };
+    let mut m = Meta { view, decision, trusted: Default::default() };
     match stmt.visit(&mut m) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
@@ -195,7 +195,7 @@ fn alias_as(name: &str) -> TableAlias {
 struct Meta<'a, 'v> {
     view: &'a View<'v>,
     decision: &'a mut Decision,
-    in_trusted: usize,
+    trusted: super::trusted::Trusted,
 }
 
 /// Does this FROM item name a metadata relation (answered here, whatever its arguments)?
@@ -256,19 +256,17 @@ impl VisitorMut for Meta<'_, '_> {
     type Break = AclError;
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 || self.decision.trusted.contains(&(q as *const Query as usize)) {
-            self.in_trusted += 1;
-        }
+        self.trusted.enter(q, self.decision);
         ControlFlow::Continue(())
     }
 
     fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<AclError> {
-        self.in_trusted = self.in_trusted.saturating_sub(1);
+        self.trusted.leave();
         ControlFlow::Continue(())
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 {
+        if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         match self.table_factor(tf) {

@@ -1,5 +1,6 @@
 //! SQL in, SQL out. A batch under a principal is parsed statement by statement (sqlparser,
-//! DuckDB dialect) and each statement goes through the rules in order:
+//! DuckDB dialect) and each statement goes through the rules in order (2–5 are `rules::RULES`,
+//! run by `rules::run`; policy SQL they insert is skipped by the later ones through `trusted`):
 //!
 //! 1. `gate`        — only statement types with a rule run (`explain` adds its check at the end);
 //!    `types`       — only DuckDB's built-in types may be named (casts, literals, columns);
@@ -24,7 +25,9 @@ mod post_check;
 mod printable;
 mod relations;
 mod room;
+mod rules;
 mod slices;
+mod trusted;
 mod types;
 mod views;
 mod virtual_fns;
@@ -276,17 +279,8 @@ fn rules(
     faults: crate::faults::Faults,
     persistent_view: bool,
 ) -> Result<()> {
-    let calls = functions::apply(stmt, view, fns, decision, faults)?;
-    decision.catalogs.extend(calls.iter().map(|c| c.key.catalog.clone()));
-    metadata::apply(stmt, view, decision)?;
-    if !faults.skip_relations {
-        relations::apply_in(stmt, view, decision, persistent_view)?;
-    }
-    virtual_fns::expand(stmt, view, &calls, decision, faults)?;
-    if !faults.skip_relations {
-        post_check::check(stmt, decision)?;
-    }
-    Ok(())
+    let mut cx = rules::Context { view, fns, decision, faults, persistent_view, calls: Vec::new() };
+    rules::run(stmt, &mut cx)
 }
 
 /// DuckDB's statement type for what the gate admitted (`DESCRIBE <query>` is a SELECT there).

@@ -7,7 +7,7 @@ use sqlparser::ast::{ObjectName, ObjectNamePart, Query, Statement, TableFactor, 
 use std::ops::ControlFlow;
 
 pub(super) fn check(stmt: &Statement, decision: &Decision) -> Result<()> {
-    match stmt.visit(&mut Check { decision, in_trusted: 0 }) {
+    match stmt.visit(&mut Check { decision, trusted: Default::default() }) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }
@@ -15,7 +15,7 @@ pub(super) fn check(stmt: &Statement, decision: &Decision) -> Result<()> {
 
 struct Check<'d> {
     decision: &'d Decision,
-    in_trusted: usize,
+    trusted: super::trusted::Trusted,
 }
 
 impl Check<'_> {
@@ -45,19 +45,17 @@ impl Visitor for Check<'_> {
     type Break = AclError;
 
     fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 || self.decision.trusted.contains(&(q as *const Query as usize)) {
-            self.in_trusted += 1;
-        }
+        self.trusted.enter(q, self.decision);
         ControlFlow::Continue(())
     }
 
     fn post_visit_query(&mut self, _: &Query) -> ControlFlow<AclError> {
-        self.in_trusted = self.in_trusted.saturating_sub(1);
+        self.trusted.leave();
         ControlFlow::Continue(())
     }
 
     fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 || self.allowed(name) {
+        if self.trusted.inside() || self.allowed(name) {
             ControlFlow::Continue(())
         } else {
             ControlFlow::Break(AclError::internal("post-check found a table outside the decision"))
@@ -65,7 +63,7 @@ impl Visitor for Check<'_> {
     }
 
     fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 {
+        if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         match tf {

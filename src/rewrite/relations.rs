@@ -30,7 +30,7 @@ pub(super) fn apply_in(stmt: &mut Statement, view: &View<'_>, decision: &mut Dec
         frames: Vec::new(),
         handled: HashSet::new(),
         next_cte: 0,
-        in_trusted: 0,
+        trusted: Default::default(),
         persistent_view,
     };
     match stmt.visit(&mut r) {
@@ -61,8 +61,8 @@ struct Resolver<'v, 'p, 'd> {
     /// can tell a handled name from one no rule looked at.
     handled: HashSet<usize>,
     next_cte: usize,
-    /// Depth inside a subquery the policy itself supplied (see `Decision::trusted`).
-    in_trusted: usize,
+    /// Inside a subquery the policy itself supplied (see `Decision::trusted`).
+    trusted: super::trusted::Trusted,
     /// Walking the body of a view that outlives the connection: it must not read a temporary
     /// table (other principals reading the view would read this principal's temporary table).
     persistent_view: bool,
@@ -452,23 +452,21 @@ impl VisitorMut for Resolver<'_, '_, '_> {
     type Break = AclError;
 
     fn pre_visit_statement(&mut self, stmt: &mut Statement) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 {
+        if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         to_flow(self.statement(stmt))
     }
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 || self.decision.trusted.contains(&addr(q)) {
-            self.in_trusted += 1;
+        if self.trusted.enter(q, self.decision) {
             return ControlFlow::Continue(());
         }
         to_flow(self.enter_query(q))
     }
 
     fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 {
-            self.in_trusted -= 1;
+        if self.trusted.leave() {
             return ControlFlow::Continue(());
         }
         self.leave_query(q);
@@ -476,14 +474,14 @@ impl VisitorMut for Resolver<'_, '_, '_> {
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 {
+        if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         to_flow(self.table_factor(tf))
     }
 
     fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<AclError> {
-        if self.in_trusted > 0 || self.handled.contains(&addr(name)) {
+        if self.trusted.inside() || self.handled.contains(&addr(name)) {
             ControlFlow::Continue(())
         } else {
             // A relation in a position no rule handles: refuse rather than pass it through.
