@@ -10,8 +10,6 @@ use crate::policy::Policy;
 use crate::rewrite::Settings;
 use std::sync::Arc;
 
-/// The refusal of a management statement inside an explicit transaction (also `acl_exec`'s).
-pub const MANAGEMENT_IN_TRANSACTION: &str = "management statements run in their own transaction; COMMIT or ROLLBACK first";
 
 /// An `ACL ADMIN` batch: each statement is parsed now (syntax errors now, not at execution),
 /// preceded by the statements that validate its policy SQL (`rewrite::validate_management`), and

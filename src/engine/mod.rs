@@ -22,7 +22,7 @@ mod principal;
 mod shapes;
 mod state;
 
-pub use admin::{Commands, MANAGEMENT_IN_TRANSACTION};
+pub use admin::Commands;
 pub use kept::{BatchCache, BatchEntry, HostParse};
 pub use principal::owner;
 pub use shapes::{Shape, ShapeCache};
