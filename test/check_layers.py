@@ -30,6 +30,7 @@ LAYERS = [
     (["auth"], False),
     (["authz"], False),
     (["admin", "rewrite"], False),
+    (["store"], False),
     (["state", "engine"], True),
     (["ffi"], False),
 ]
