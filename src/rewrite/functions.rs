@@ -96,9 +96,6 @@ pub(super) fn apply(
     if let ControlFlow::Break(e) = stmt.visit(&mut g) {
         return Err(e);
     }
-    if faults.vfn_args_unresolved && !g.calls.is_empty() {
-        super::virtual_fns::fault_skip_args(stmt, g.decision);
-    }
     Ok(g.calls)
 }
 
@@ -333,7 +330,7 @@ impl VisitorMut for Gate<'_, '_, '_> {
     type Break = AclError;
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
-        if self.trusted.enter(q, self.decision) {
+        if self.trusted.enter(q) {
             return ControlFlow::Continue(());
         }
         name_projection(&mut q.body);
@@ -346,10 +343,16 @@ impl VisitorMut for Gate<'_, '_, '_> {
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        self.trusted.enter_factor(tf);
         if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         flow(self.table_function(tf))
+    }
+
+    fn post_visit_table_factor(&mut self, _: &mut TableFactor) -> ControlFlow<AclError> {
+        self.trusted.leave_factor();
+        ControlFlow::Continue(())
     }
 
     fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<AclError> {

@@ -256,7 +256,7 @@ impl VisitorMut for Meta<'_, '_> {
     type Break = AclError;
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
-        self.trusted.enter(q, self.decision);
+        self.trusted.enter(q);
         ControlFlow::Continue(())
     }
 
@@ -266,6 +266,7 @@ impl VisitorMut for Meta<'_, '_> {
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        self.trusted.enter_factor(tf);
         if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
@@ -273,6 +274,11 @@ impl VisitorMut for Meta<'_, '_> {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => ControlFlow::Break(e),
         }
+    }
+
+    fn post_visit_table_factor(&mut self, _: &mut TableFactor) -> ControlFlow<AclError> {
+        self.trusted.leave_factor();
+        ControlFlow::Continue(())
     }
 }
 

@@ -55,9 +55,6 @@ pub struct Decision {
     pub physical: Vec<PhysName>,
     /// The renamed CTEs the statement defines.
     pub ctes: Vec<String>,
-    /// Addresses of the subqueries the policy supplied (a sliced object, a virtual view): SQL the
-    /// operator wrote over physical names, inserted whole and not resolved again.
-    pub trusted: Vec<usize>,
     /// Table functions the function gate admitted (qualified names), or a virtual function's
     /// marker until it is expanded; `relations` and `post_check` accept exactly these.
     pub table_functions: Vec<sqlparser::ast::ObjectName>,

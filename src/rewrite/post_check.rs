@@ -6,8 +6,8 @@ use crate::error::{AclError, Result};
 use sqlparser::ast::{ObjectName, ObjectNamePart, Query, Statement, TableFactor, Visit, Visitor};
 use std::ops::ControlFlow;
 
-pub(super) fn check(stmt: &Statement, decision: &Decision) -> Result<()> {
-    match stmt.visit(&mut Check { decision, trusted: Default::default() }) {
+pub(super) fn check(stmt: &Statement, decision: &Decision, faults: crate::faults::Faults) -> Result<()> {
+    match stmt.visit(&mut Check { decision, trusted: super::trusted::Trusted::new(faults) }) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }
@@ -45,7 +45,7 @@ impl Visitor for Check<'_> {
     type Break = AclError;
 
     fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<AclError> {
-        self.trusted.enter(q, self.decision);
+        self.trusted.enter(q);
         ControlFlow::Continue(())
     }
 
@@ -62,7 +62,13 @@ impl Visitor for Check<'_> {
         }
     }
 
+    fn post_visit_table_factor(&mut self, _: &TableFactor) -> ControlFlow<AclError> {
+        self.trusted.leave_factor();
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<AclError> {
+        self.trusted.enter_factor(tf);
         if self.trusted.inside() {
             return ControlFlow::Continue(());
         }

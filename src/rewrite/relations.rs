@@ -16,21 +16,27 @@ use crate::policy::{norm, Caps, PhysName, RelationKind};
 use crate::sqltext::{quoted, quoted_name};
 use sqlparser::ast::{
     DescribeAlias,
-    FromTable, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
+    Expr, FromTable, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
     Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
 };
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 /// `persistent_view`: `stmt` is the body of a view that outlives the connection (see `views`).
-pub(super) fn apply_in(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision, persistent_view: bool) -> Result<()> {
+pub(super) fn apply_in(
+    stmt: &mut Statement,
+    view: &View<'_>,
+    decision: &mut Decision,
+    persistent_view: bool,
+    faults: crate::faults::Faults,
+) -> Result<()> {
     let mut r = Resolver {
         view,
         decision,
         frames: Vec::new(),
         handled: HashSet::new(),
         next_cte: 0,
-        trusted: Default::default(),
+        trusted: super::trusted::Trusted::new(faults),
         persistent_view,
     };
     match stmt.visit(&mut r) {
@@ -61,7 +67,7 @@ struct Resolver<'v, 'p, 'd> {
     /// can tell a handled name from one no rule looked at.
     handled: HashSet<usize>,
     next_cte: usize,
-    /// Inside a subquery the policy itself supplied (see `Decision::trusted`).
+    /// Inside a subquery the policy itself supplied (`trusted`: known by its reserved alias).
     trusted: super::trusted::Trusted,
     /// Walking the body of a view that outlives the connection: it must not read a temporary
     /// table (other principals reading the view would read this principal's temporary table).
@@ -459,7 +465,7 @@ impl VisitorMut for Resolver<'_, '_, '_> {
     }
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<AclError> {
-        if self.trusted.enter(q, self.decision) {
+        if self.trusted.enter(q) {
             return ControlFlow::Continue(());
         }
         to_flow(self.enter_query(q))
@@ -474,10 +480,26 @@ impl VisitorMut for Resolver<'_, '_, '_> {
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<AclError> {
+        self.trusted.enter_factor(tf);
         if self.trusted.inside() {
             return ControlFlow::Continue(());
         }
         to_flow(self.table_factor(tf))
+    }
+
+    fn post_visit_table_factor(&mut self, _: &mut TableFactor) -> ControlFlow<AclError> {
+        self.trusted.leave_factor();
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<AclError> {
+        self.trusted.enter_expr(e);
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, _: &mut Expr) -> ControlFlow<AclError> {
+        self.trusted.leave_expr();
+        ControlFlow::Continue(())
     }
 
     fn pre_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<AclError> {

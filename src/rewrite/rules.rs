@@ -39,7 +39,7 @@ pub(super) fn run(stmt: &mut Statement, cx: &mut Context<'_, '_, '_>) -> Result<
         rule.apply(stmt, cx)?;
     }
     if !cx.faults.skip_relations {
-        post_check::check(stmt, cx.decision)?;
+        post_check::check(stmt, cx.decision, cx.faults)?;
     }
     Ok(())
 }
@@ -78,7 +78,7 @@ impl Rule for Relations {
         if cx.faults.skip_relations {
             return Ok(());
         }
-        relations::apply_in(stmt, cx.view, cx.decision, cx.persistent_view)
+        relations::apply_in(stmt, cx.view, cx.decision, cx.persistent_view, cx.faults)
     }
 }
 

@@ -7,12 +7,11 @@ use sqlparser::parser::Parser;
 
 /// Inserts a piece of policy SQL (a sliced object's or view's subquery, a metadata listing) as
 /// a region (spec 011): what it names is read from it alone and recorded as region j, the
-/// rules after this one leave it alone (`Decision::trusted`), and it comes back wrapped as
+/// rules after this one leave it alone (`trusted`: by the alias), and it comes back wrapped as
 /// `SELECT * FROM (<sql>) AS "__acl_p<j>"`, so DuckDB's parse shows where it starts and ends
 /// while the caller keeps its own alias on the outer derived table.
 pub(super) fn region_subquery(decision: &mut super::Decision, sql: Box<Query>) -> Box<Query> {
     let j = decision.region(super::defence::Region::of(&*sql));
-    decision.trusted.push(&*sql as *const Query as usize);
     static WRAPPER: std::sync::OnceLock<Query> = std::sync::OnceLock::new();
     let mut q = Box::new(template(&WRAPPER, "SELECT * FROM (SELECT 1) AS x").clone());
     if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {
@@ -46,7 +45,6 @@ pub(super) fn region_slice(decision: &mut super::Decision, mut sql: Box<Query>) 
     *alias = region_alias(j);
     let region = super::defence::Region::of(&*sql);
     decision.region(region);
-    decision.trusted.push(&*sql as *const Query as usize);
     sql
 }
 

@@ -33,7 +33,7 @@ use sqlparser::parser::Parser;
 /// The guard as the rewrite emits it (qualified, so no macro can stand in for it).
 pub const GUARD_FN: [&str; 3] = ["system", "main", "acl_view_guard"];
 const QUERY_ALIAS: &str = "__acl_q";
-const GUARD_ALIAS: &str = "__acl_g";
+pub(super) const GUARD_ALIAS: &str = "__acl_g";
 
 /// What the guard's arguments say, decoded (the rewrite wrote them; a principal cannot call the
 /// guard).
@@ -52,7 +52,7 @@ pub struct GuardArgs {
 }
 
 /// Rewrites `CREATE VIEW`'s body under `view` and puts it behind the guard. The new query is the
-/// rules' own SQL: it goes into `Decision::trusted`, and what the body's rewrite names joins the
+/// rules' own SQL (the later rules know the guard by its shape, `trusted`), and what the body's rewrite names joins the
 /// decision (the second check compares DuckDB's parse with it).
 pub(super) fn prepare(
     view: &View<'_>,
@@ -103,10 +103,9 @@ pub(super) fn prepare(
     };
     *placeholder.ok_or_else(|| AclError::internal("a view's guard has an unexpected shape"))? = query;
     *cv.query = *wrapper;
-    decision.trusted.push(&*cv.query as *const Query as usize);
-    // The whole wrapper is trusted, so `body.trusted` is not needed; every other field joins the
+    // The whole wrapper is policy SQL (`trusted` knows the guard's shape); every field joins the
     // decision (destructured, so a new field of `Decision` must be decided here).
-    let Decision { physical, ctes, trusted: _, table_functions, functions, regions, names, catalogs, room: _, granted } = body;
+    let Decision { physical, ctes, table_functions, functions, regions, names, catalogs, room: _, granted } = body;
     // The body's regions are numbered from 0 in its own text: they keep their numbers only while
     // the view statement itself has none (the guard is a table function, not a region).
     if !decision.regions.is_empty() {

@@ -9,7 +9,7 @@
 //! an internal error that names nothing.
 mod region;
 
-pub use region::{alias as region_alias, Names, Region, ARGS};
+pub use region::{alias as region_alias, index_of as region_index, Names, Region, ARGS};
 use super::Decision;
 use crate::error::{AclError, Result};
 use crate::policy::functions::{FnKind, HostFunctions};

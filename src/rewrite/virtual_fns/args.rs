@@ -1,56 +1,12 @@
 //! A virtual function call's arguments: what they may be, and how a body takes them.
 use super::super::functions::{VirtualCall, MARKER};
 use crate::sqltext::acl_arg_index;
-use super::super::Decision;
 use crate::error::{AclError, BadCall, Result};
-use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, ObjectName, ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
+use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, ObjectName, ObjectNamePart, Query, SetExpr, TableFactor, Visit, Visitor};
 use std::ops::ControlFlow;
 
-/// Test-only fault `vfn_args_unresolved` (spec 011): the subqueries inside virtual function
-/// calls' arguments are marked trusted, so the table rule and the post-check skip them.
-pub(in crate::rewrite) fn fault_skip_args(stmt: &Statement, decision: &mut Decision) {
-    struct Args<'d> {
-        decision: &'d mut Decision,
-        depth: usize,
-    }
-    impl Visitor for Args<'_> {
-        type Break = ();
-        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            if matches!(e, Expr::Function(f) if marker_index(&f.name).is_some()) {
-                self.depth += 1;
-            }
-            ControlFlow::Continue(())
-        }
-        fn post_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-            if matches!(e, Expr::Function(f) if marker_index(&f.name).is_some()) {
-                self.depth -= 1;
-            }
-            ControlFlow::Continue(())
-        }
-        fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
-            if matches!(tf, TableFactor::Table { name, args: Some(_), .. } if marker_index(name).is_some()) {
-                self.depth += 1;
-            }
-            ControlFlow::Continue(())
-        }
-        fn post_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
-            if matches!(tf, TableFactor::Table { name, args: Some(_), .. } if marker_index(name).is_some()) {
-                self.depth -= 1;
-            }
-            ControlFlow::Continue(())
-        }
-        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-            if self.depth > 0 {
-                self.decision.trusted.push(q as *const Query as usize);
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let _ = stmt.visit(&mut Args { decision, depth: 0 });
-}
-
 /// The call index a marker name stands for.
-pub(super) fn marker_index(name: &ObjectName) -> Option<usize> {
+pub(in crate::rewrite) fn marker_index(name: &ObjectName) -> Option<usize> {
     match name.0.as_slice() {
         [ObjectNamePart::Identifier(i)] if i.quote_style == Some('"') => i.value.strip_prefix(MARKER)?.parse().ok(),
         _ => None,
