@@ -13,6 +13,12 @@ constexpr static const uint64_t ACL_DEFAULT_CLOCK_SKEW = 60;
 /// `acl_max_rewrite_bytes`'s default.
 constexpr static const uint64_t ACL_DEFAULT_MAX_REWRITE_BYTES = (1 << 20);
 
+/// `acl_jwks_refresh_interval`'s default, seconds.
+constexpr static const uint64_t ACL_DEFAULT_JWKS_REFRESH_INTERVAL = 300;
+
+/// `acl_jwks_max_stale`'s default, seconds.
+constexpr static const uint64_t ACL_DEFAULT_JWKS_MAX_STALE = 3600;
+
 /// What `acl_rs_rewrite` answers; the shim throws the matching DuckDB
 /// exception with `AclOut::text` for the three refusals.
 enum class AclStatus : int32_t {
@@ -87,6 +93,10 @@ struct AclSettings {
     uint64_t max_rewrite_bytes;
     /// 1 when an explicit transaction is open on the caller's connection.
     uint8_t in_transaction;
+    /// `acl_jwks_refresh_interval`, seconds.
+    uint64_t jwks_refresh_interval;
+    /// `acl_jwks_max_stale`, seconds.
+    uint64_t jwks_max_stale;
 };
 
 /// A string Rust allocated and hands the shim; freed with the `AclOut` that holds it.

@@ -88,6 +88,10 @@ constexpr const char *CLOCK_SKEW_SETTING = "acl_jwt_clock_skew";
 constexpr uint64_t DEFAULT_CLOCK_SKEW = ACL_DEFAULT_CLOCK_SKEW;
 constexpr const char *MAX_REWRITE_SETTING = "acl_max_rewrite_bytes";
 constexpr uint64_t DEFAULT_MAX_REWRITE_BYTES = ACL_DEFAULT_MAX_REWRITE_BYTES;
+constexpr const char *JWKS_REFRESH_SETTING = "acl_jwks_refresh_interval";
+constexpr uint64_t DEFAULT_JWKS_REFRESH = ACL_DEFAULT_JWKS_REFRESH_INTERVAL;
+constexpr const char *JWKS_MAX_STALE_SETTING = "acl_jwks_max_stale";
+constexpr uint64_t DEFAULT_JWKS_MAX_STALE = ACL_DEFAULT_JWKS_MAX_STALE;
 uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);
 
 // Owns the Rust output buffer for the duration of one override call.

@@ -197,11 +197,13 @@ extern "C" bool TokenizeForRust(void *ctx, const char *query, size_t len, const 
 
 // The settings a decision depends on, read from the caller's context.
 AclSettings ReadSettings(ParserOptions &options) {
-	AclSettings settings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0};
+	AclSettings settings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0, DEFAULT_JWKS_REFRESH, DEFAULT_JWKS_MAX_STALE};
 	if (options.context) {
 		auto &context = *options.context;
 		settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);
 		settings.max_rewrite_bytes = UnsignedSetting(context, MAX_REWRITE_SETTING, DEFAULT_MAX_REWRITE_BYTES);
+		settings.jwks_refresh_interval = UnsignedSetting(context, JWKS_REFRESH_SETTING, DEFAULT_JWKS_REFRESH);
+		settings.jwks_max_stale = UnsignedSetting(context, JWKS_MAX_STALE_SETTING, DEFAULT_JWKS_MAX_STALE);
 		settings.in_transaction = context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
 	}
 	return settings;
@@ -296,6 +298,12 @@ void LoadInternal(ExtensionLoader &loader) {
 	config.AddExtensionOption(MAX_REWRITE_SETTING,
 	                          "bytes a principal's batch may grow to once the policy is applied; longer is refused",
 	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_MAX_REWRITE_BYTES));
+	config.AddExtensionOption(JWKS_REFRESH_SETTING,
+	                          "seconds between reads of an issuer's KEYS FROM file (0: never read again)",
+	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_REFRESH));
+	config.AddExtensionOption(JWKS_MAX_STALE_SETTING,
+	                          "seconds an issuer's last keys stay valid while its KEYS FROM file cannot be read",
+	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_MAX_STALE));
 
 	ParserExtension extension;
 	extension.parser_override = AclParserOverride;

@@ -15,7 +15,8 @@ const NOTHING_TO_REVOKE: &str = " (nothing to revoke)";
 /// Apply `cmd` to `policy` and return a short status text. Every success (a skip included)
 /// bumps `policy.version`, so the caller can publish unconditionally.
 pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
-    let status = match cmd {
+    let resolved = super::alter::resolve(policy, cmd)?;
+    let status = match &*resolved {
         Command::CreateCatalog {
             name,
             comment,
@@ -32,19 +33,34 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             comment,
             mode,
             slice,
+            declared,
         } => {
             let rel = Relation {
                 kind: RelationKind::Table(target.clone()),
                 comment: comment.clone(),
                 slice: slice.clone(),
+                declared: declared.clone(),
             };
             create_table(policy, key, rel, *mode)
         }
         Command::DropTable { key, if_exists } => drop_table(policy, key, *if_exists, ObjectWord::Table),
         Command::DropView { key, if_exists } => drop_table(policy, key, *if_exists, ObjectWord::View),
-        Command::CreateView { key, query, comment, mode } => {
-            let rel = Relation { kind: RelationKind::View(query.clone()), comment: comment.clone(), slice: Slice::default() };
+        Command::CreateView { key, query, comment, mode, declared } => {
+            let rel = Relation {
+                kind: RelationKind::View(query.clone()),
+                comment: comment.clone(),
+                slice: Slice::default(),
+                declared: declared.clone(),
+            };
             create_table(policy, key, rel, *mode)
+        }
+        Command::Comment { on, text } => super::alter::comment(policy, on, text),
+        Command::CreateReference { key, reference, mode } => super::references::create_reference(policy, key, reference, *mode),
+        Command::DropReference { key, if_exists } => super::references::drop_reference(policy, key, *if_exists),
+        Command::AlterRoleClaims { name, claims } => super::roles::alter_role_claims(policy, name, claims),
+        // `resolve` turned these into the statements they amount to.
+        Command::AlterTable { .. } | Command::AlterView { .. } | Command::AlterGrant { .. } | Command::AlterIssuer { .. } => {
+            Err(AclError::internal("an ALTER was not resolved"))
         }
         Command::CreateRole { name, mode } => create_role(policy, name, *mode),
         Command::DropRole { name, if_exists } => drop_role(policy, name, *if_exists),
@@ -65,7 +81,7 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::RevokeCatalog { catalog, role } => revoke_catalog(policy, catalog, role),
         Command::RevokeObject { key, role, word } => revoke_object(policy, key, role, *word),
         Command::CreateRoleWithClaims { name, mode, claims } => {
-            issuer::create_role_with_claims(policy, name, *mode, claims)
+            super::roles::create_role_with_claims(policy, name, *mode, claims)
         }
         Command::CreateIssuer { spec, mode } => issuer::create_issuer(policy, spec, *mode),
         Command::DropIssuer { iss, if_exists } => issuer::drop_issuer(policy, iss, *if_exists),
@@ -82,7 +98,7 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::RevokeSchema { catalog, schema, role } => schemas::revoke_schema(policy, catalog, schema, role),
     }?;
     policy.version += 1;
-    Ok(status)
+    Ok(super::alter::status(cmd).unwrap_or(status))
 }
 
 fn create_catalog(
@@ -126,9 +142,23 @@ fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> R
     let Some(cat) = p.catalogs.get(name) else {
         return missing(if_exists, status, || catalog_missing(name));
     };
-    let n = cat.objects.len() + cat.schemas.len() + functions::functions_in(p, name);
+    let n = cat.objects.len() + cat.schemas.len() + cat.references.len() + functions::functions_in(p, name);
     if n > 0 && !cascade {
         return Err(Invalid::NotEmpty { name: name.to_string() }.into());
+    }
+    // As in the reference system: grants on it are not dropped silently either.
+    let granted: Vec<String> = p
+        .roles
+        .iter()
+        .filter(|(_, r)| {
+            r.catalog_grants.contains_key(name)
+                || r.object_grants.keys().any(|k| k.catalog == name)
+                || r.schema_grants.keys().any(|(c, _)| c == name)
+        })
+        .map(|(n, _)| n.clone())
+        .collect();
+    if !granted.is_empty() && !cascade {
+        return Err(Invalid::StillGranted { name: name.to_string(), roles: granted }.into());
     }
     p.catalogs.remove(name);
     functions::forget_catalog(p, name);
@@ -179,6 +209,7 @@ fn drop_table(p: &mut Policy, key: &ObjKey, if_exists: bool, word: ObjectWord) -
         return missing(if_exists, status, || object_missing(key, word));
     }
     remove_grants(p, |_| false, |k| k == key);
+    super::references::forget_object(p, key);
     Ok(status)
 }
 

@@ -143,11 +143,14 @@ fn drop_catalog() {
     );
     assert!(p.roles["clerk"].catalog_grants.is_empty());
     assert!(p.roles["clerk"].object_grants.is_empty());
-    // An empty catalog needs no CASCADE.
+    // An empty catalog still granted needs CASCADE (the reference system's rule: the refusal
+    // names the roles), and the policy is unchanged.
     assert_eq!(
-        ok(&mut p, "DROP VIRTUAL CATALOG hr"),
-        "DROP VIRTUAL CATALOG hr"
+        invalid(&mut p, "DROP VIRTUAL CATALOG hr"),
+        "virtual catalog \"hr\" is still granted to role \"analyst\" (revoke the grants or use CASCADE)"
     );
+    ok(&mut p, "REVOKE CATALOG hr FROM ROLE analyst");
+    assert_eq!(ok(&mut p, "DROP VIRTUAL CATALOG hr"), "DROP VIRTUAL CATALOG hr");
     assert!(p.roles["analyst"].catalog_grants.is_empty());
 }
 

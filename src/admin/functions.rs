@@ -135,21 +135,39 @@ impl P<'_> {
         let mode = self.create_mode(or_replace)?;
         let key = self.virtual_name()?;
         let params = if self.p.consume_token(&Token::LParen) { Some(self.params()?) } else { None };
-        let (body, text) = if self.kw(Keyword::AS) {
+        // `AS <body>`, or the legacy `MACRO '<body>'` (the same body, quoted).
+        let quoted = if self.kw(Keyword::AS) {
+            Some(None)
+        } else if self.word("macro") {
+            Some(Some(self.string("the template as a string after MACRO")?))
+        } else {
+            None
+        };
+        let (body, text) = if let Some(quoted) = quoted {
             let Some(params) = &params else { return self.err("a parameter list (p TYPE, …) before AS") };
-            let (body, max_arg) = match kind {
-                FnKind::Table => {
-                    let mut q = self.p.parse_query().map_err(|_| self.syntax_err("a query after AS"))?;
-                    super::sources::check_query(&*q)?;
-                    let n = crate::sqltext::normalise_body(&mut *q, never_callable)?;
-                    (FnBody::Query(q), n)
+            let what = match kind {
+                FnKind::Table => "a query after AS",
+                FnKind::Scalar => "an expression after AS",
+            };
+            let parsed = match &quoted {
+                None => body(&mut self.p, kind),
+                Some(text) => {
+                    let dialect = sqlparser::dialect::DuckDbDialect {};
+                    let mut inner = sqlparser::parser::Parser::new(&dialect)
+                        .try_with_sql(text)
+                        .map_err(|_| AclError::from(Management::Missing { expected: what.into() }))?;
+                    let b = body(&mut inner, kind);
+                    if b.is_ok() && inner.peek_token_ref().token != Token::EOF {
+                        return Err(Management::Missing { expected: "the end of the MACRO template".into() }.into());
+                    }
+                    b
                 }
-                FnKind::Scalar => {
-                    let mut e = self.p.parse_expr().map_err(|_| self.syntax_err("an expression after AS"))?;
-                    super::sources::check_query(&e)?;
-                    let n = crate::sqltext::normalise_body(&mut e, never_callable)?;
-                    (FnBody::Expr(e), n)
-                }
+            };
+            let (body, max_arg) = match parsed {
+                Ok(b) => b,
+                Err(Some(e)) => return Err(e),
+                Err(None) if quoted.is_none() => return Err(self.syntax_err(what)),
+                Err(None) => return Err(Management::Missing { expected: what.into() }.into()),
             };
             if max_arg > params.len() {
                 return Err(Invalid::ArgumentPastParameters { arg: max_arg, params: params.len() }.into());
@@ -161,11 +179,12 @@ impl P<'_> {
             };
             (body, format!("AS {text}"))
         } else if self.word("alias") {
-            self.expect_kw(Keyword::OF, "OF after ALIAS")?;
+            // `ALIAS OF fn`; the legacy form writes `ALIAS fn`.
+            let _ = self.kw(Keyword::OF);
             let target = self.function_name()?;
             (FnBody::Alias(fn_object_name(&target)), format!("ALIAS OF {target}"))
         } else {
-            return self.err("AS or ALIAS OF");
+            return self.err("AS, MACRO or ALIAS OF");
         };
         let comment = self.comment()?;
         let sig = params.as_ref().map(|ps| {
@@ -212,6 +231,25 @@ impl P<'_> {
         match self.err::<()>(expected) {
             Err(e) => e,
             Ok(()) => Management::Bare.into(),
+        }
+    }
+}
+
+/// A virtual function's body at `p`, with the highest `acl_arg(n)` it uses. `Err(None)`: it
+/// did not parse (the caller says what was expected).
+fn body(p: &mut sqlparser::parser::Parser<'_>, kind: FnKind) -> std::result::Result<(FnBody, usize), Option<AclError>> {
+    match kind {
+        FnKind::Table => {
+            let mut q = p.parse_query().map_err(|_| None)?;
+            super::sources::check_query(&*q).map_err(Some)?;
+            let n = crate::sqltext::normalise_body(&mut *q, never_callable).map_err(Some)?;
+            Ok((FnBody::Query(q), n))
+        }
+        FnKind::Scalar => {
+            let mut e = p.parse_expr().map_err(|_| None)?;
+            super::sources::check_query(&e).map_err(Some)?;
+            let n = crate::sqltext::normalise_body(&mut e, never_callable).map_err(Some)?;
+            Ok((FnBody::Expr(e), n))
         }
     }
 }

@@ -1,18 +1,14 @@
 //! Token issuers and the claims that map to roles (surface §3, §5; specs/003-tokens.md):
-//! `CREATE [OR REPLACE] ISSUER`, `DROP ISSUER`, `MAP CLAIM`, `UNMAP CLAIM`, and the `CLAIMS`
-//! clause of `CREATE ROLE`. Parsing extends `parse::P`; applying follows `apply`'s rules.
-//! Tests: src/auth/admin_tests.rs (they go on to verify tokens against what they set up).
-use super::apply::{create_role, missing, q, role_missing, SKIPPED_EXISTS};
+//! `CREATE [OR REPLACE] ISSUER`, `ALTER ISSUER … SET`, `DROP ISSUER`, `MAP CLAIM|GROUP`, `UNMAP
+//! CLAIM` and `DROP MAP CLAIM|GROUP`. Parsing extends `parse::P`; applying follows `apply`'s rules.
+//! Tests: src/admin/issuer_tests.rs (they go on to verify tokens against what they set up).
+use super::apply::{missing, q, role_missing, SKIPPED_EXISTS};
 use super::parse::P;
-use super::{Command, CreateMode};
+use super::{Command, CreateMode, IssuerSet};
 use crate::error::{AclError, Duplicate, Invalid, Management, Noun, Result};
-use crate::policy::{Issuer, Policy};
+use crate::policy::{Issuer, Policy, Unmapped};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
-use std::collections::BTreeMap;
-
-/// Keys files are small; anything larger is a wrong path, not a key.
-const MAX_KEYS_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Where `KEYS` came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,54 +31,11 @@ pub struct IssuerSpec {
     pub role_claim: Option<String>,
     /// `(token claim path, claim name)`, names lower-case.
     pub claim_map: Vec<(String, String)>,
+    /// `UNMAPPED IGNORE|COUNT` (default: count).
+    pub unmapped: Unmapped,
 }
 
 impl<'a> P<'a> {
-    /// Consumes an unquoted word (case-insensitive) if it is next.
-    pub(super) fn word(&mut self, w: &str) -> bool {
-        let yes = self.peek_word(w);
-        if yes {
-            self.p.next_token();
-        }
-        yes
-    }
-
-    fn once<T>(&self, slot: &Option<T>, clause: &'static str) -> Result<()> {
-        match slot {
-            Some(_) => Err(Management::Twice { clause }.into()),
-            None => Ok(()),
-        }
-    }
-
-    /// A string literal (quoting as in DuckDB).
-    fn string(&mut self, what: &str) -> Result<String> {
-        let s = match &self.p.peek_token_ref().token {
-            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => s.clone(),
-            Token::DollarQuotedString(d) => d.value.clone(),
-            _ => return self.err(what),
-        };
-        self.p.next_token();
-        Ok(s)
-    }
-
-    fn open(&mut self, after: &str) -> Result<()> {
-        if !self.p.consume_token(&Token::LParen) {
-            return self.err(&format!("'(' after {after}"));
-        }
-        Ok(())
-    }
-
-    /// After an item of a parenthesised list: `true` if another item follows.
-    fn more(&mut self) -> Result<bool> {
-        if self.p.consume_token(&Token::Comma) {
-            return Ok(true);
-        }
-        if self.p.consume_token(&Token::RParen) {
-            return Ok(false);
-        }
-        self.err("',' or ')'")
-    }
-
     /// A claim path: non-empty segments separated by dots.
     fn path(&mut self, what: &str) -> Result<String> {
         let s = self.string(what)?;
@@ -92,89 +45,151 @@ impl<'a> P<'a> {
         Ok(s)
     }
 
-    /// After `CREATE [OR REPLACE] ISSUER`.
+    /// After `CREATE [OR REPLACE] ISSUER`: `'<iss>' KEYS … [clauses in any order]`.
     pub(super) fn create_issuer(&mut self, or_replace: bool) -> Result<Command> {
         let mode = self.create_mode(or_replace)?;
         let iss = self.string("the issuer as a string ('https://…')")?;
         if iss.is_empty() {
             return Err(Invalid::Rule("the issuer must not be empty").into());
         }
-        self.expect_kw(Keyword::KEYS, "KEYS")?;
-        let keys = if self.kw(Keyword::FROM) {
-            let path = self.string("a file path after KEYS FROM")?;
-            let lower = path.trim_start().to_ascii_lowercase();
-            if lower.starts_with("http://") || lower.starts_with("https://") {
-                return Err(Invalid::Rule("KEYS FROM a URL is not supported offline; pass the JWKS inline").into());
-            }
-            KeySource::File(path)
-        } else {
-            KeySource::Inline(self.string("the keys as a string after KEYS")?)
-        };
-        let (mut audiences, mut algs, mut role_claim, mut claim_map) = (None, None, None, None);
-        loop {
-            if self.word("audiences") {
-                self.once(&audiences, "AUDIENCES")?;
-                self.open("AUDIENCES")?;
-                let mut v = vec![self.string("an audience string")?];
-                while self.more()? {
-                    v.push(self.string("an audience string")?);
-                }
-                audiences = Some(v);
-            } else if self.word("algs") {
-                self.once(&algs, "ALGS")?;
-                self.open("ALGS")?;
-                let mut v = Vec::new();
-                loop {
-                    match &self.p.peek_token_ref().token {
-                        Token::Word(w) => v.push(w.value.clone()),
-                        Token::SingleQuotedString(s) => v.push(s.clone()),
-                        _ => return self.err("an algorithm"),
-                    }
-                    self.p.next_token();
-                    if !self.more()? {
-                        break;
-                    }
-                }
-                algs = Some(v);
-            } else if self.kw(Keyword::ROLE) {
-                if !self.word("claim") {
-                    return self.err("CLAIM after ROLE");
-                }
-                self.once(&role_claim, "ROLE CLAIM")?;
-                role_claim = Some(self.path("the role claim path as a string")?);
-            } else if self.word("claim") {
-                self.expect_kw(Keyword::MAP, "MAP after CLAIM")?;
-                self.once(&claim_map, "CLAIM MAP")?;
-                self.open("CLAIM MAP")?;
-                let mut v: Vec<(String, String)> = Vec::new();
-                loop {
-                    let path = self.path("a claim path as a string")?;
-                    if !self.p.consume_token(&Token::RArrow) {
-                        return self.err("'=>'");
-                    }
-                    let name = self.one_part("a claim name")?;
-                    if v.iter().any(|(_, n)| *n == name) {
-                        return Err(Duplicate::ClaimMapped(name).into());
-                    }
-                    v.push((path, name));
-                    if !self.more()? {
-                        break;
-                    }
-                }
-                claim_map = Some(v);
-            } else {
-                break;
-            }
-        }
-        let spec = IssuerSpec {
+        let Some(IssuerSet::Keys(keys)) = self.issuer_field(true)? else { return self.err("KEYS") };
+        let mut spec = IssuerSpec {
             iss,
             keys,
-            audiences: audiences.unwrap_or_default(),
-            algs: algs.unwrap_or_default(),
-            role_claim,
-            claim_map: claim_map.unwrap_or_default(),
+            audiences: Vec::new(),
+            algs: Vec::new(),
+            role_claim: None,
+            claim_map: Vec::new(),
+            unmapped: Unmapped::default(),
         };
+        let mut given: Vec<&'static str> = Vec::new();
+        while let Some(set) = self.issuer_field(false)? {
+            let clause = field_name(&set);
+            if given.contains(&clause) {
+                return Err(Management::Twice { clause }.into());
+            }
+            given.push(clause);
+            set_field(&mut spec, set);
+        }
         Ok(Command::CreateIssuer { spec, mode })
+    }
+
+    /// After `ALTER ISSUER`: `'<iss>' SET <clause>` (one clause, any of CREATE ISSUER's).
+    pub(super) fn alter_issuer(&mut self) -> Result<Command> {
+        let iss = self.string("the issuer as a string")?;
+        self.expect_kw(Keyword::SET, "SET")?;
+        match self.issuer_field(true)? {
+            Some(set) => Ok(Command::AlterIssuer { iss, set }),
+            None => self.err("KEYS, AUDIENCES, ALGS, ROLE CLAIM, CLAIM MAP or UNMAPPED after SET"),
+        }
+    }
+
+    /// One clause of an issuer, if one is next: `KEYS '…' | KEYS FROM '…'` (only where `keys`),
+    /// `AUDIENCES (…) | '…'`, `ALGS (…) | '…'`, `ROLE CLAIM '…'`, `CLAIM MAP (…)`, `UNMAPPED
+    /// IGNORE|COUNT`. The quoted lists are the legacy comma-separated form.
+    fn issuer_field(&mut self, keys: bool) -> Result<Option<IssuerSet>> {
+        if self.kw(Keyword::KEYS) {
+            if !keys {
+                return Err(Management::Twice { clause: "KEYS" }.into());
+            }
+            return Ok(Some(IssuerSet::Keys(if self.kw(Keyword::FROM) {
+                let path = self.string("a file path after KEYS FROM")?;
+                let lower = path.trim_start().to_ascii_lowercase();
+                if lower.starts_with("http://") || lower.starts_with("https://") {
+                    return Err(Invalid::Rule("KEYS FROM a URL is not supported offline; pass the JWKS inline").into());
+                }
+                KeySource::File(path)
+            } else {
+                KeySource::Inline(self.string("the keys as a string after KEYS")?)
+            })));
+        }
+        if self.word("audiences") {
+            let v = match self.maybe_string() {
+                Some(text) => split_list(&text),
+                None => {
+                    self.open("AUDIENCES")?;
+                    let mut v = vec![self.string("an audience string")?];
+                    while self.more()? {
+                        v.push(self.string("an audience string")?);
+                    }
+                    v
+                }
+            };
+            return Ok(Some(IssuerSet::Audiences(v)));
+        }
+        if self.word("algs") {
+            let v = match self.maybe_string() {
+                Some(text) => split_list(&text),
+                None => {
+                    self.open("ALGS")?;
+                    let mut v = Vec::new();
+                    loop {
+                        match &self.p.peek_token_ref().token {
+                            Token::Word(w) => v.push(w.value.clone()),
+                            Token::SingleQuotedString(s) => v.push(s.clone()),
+                            _ => return self.err("an algorithm"),
+                        }
+                        self.p.next_token();
+                        if !self.more()? {
+                            break;
+                        }
+                    }
+                    v
+                }
+            };
+            return Ok(Some(IssuerSet::Algs(v)));
+        }
+        if self.kw(Keyword::ROLE) {
+            if !self.word("claim") {
+                return self.err("CLAIM after ROLE");
+            }
+            return Ok(Some(IssuerSet::RoleClaim(self.path("the role claim path as a string")?)));
+        }
+        if self.word("claim") {
+            self.expect_kw(Keyword::MAP, "MAP after CLAIM")?;
+            self.open("CLAIM MAP")?;
+            let mut v: Vec<(String, String)> = Vec::new();
+            loop {
+                let path = self.path("a claim path as a string")?;
+                if !self.p.consume_token(&Token::RArrow) {
+                    return self.err("'=>'");
+                }
+                let name = self.one_part("a claim name")?;
+                if v.iter().any(|(_, n)| *n == name) {
+                    return Err(Duplicate::ClaimMapped(name).into());
+                }
+                v.push((path, name));
+                if !self.more()? {
+                    break;
+                }
+            }
+            return Ok(Some(IssuerSet::ClaimMap(v)));
+        }
+        if self.word("unmapped") {
+            let u = if self.kw(Keyword::IGNORE) || self.word("ignore") {
+                Unmapped::Ignore
+            } else if self.word("count") {
+                Unmapped::Count
+            } else {
+                return self.err("IGNORE or COUNT after UNMAPPED");
+            };
+            return Ok(Some(IssuerSet::Unmapped(u)));
+        }
+        Ok(None)
+    }
+
+    /// After `DROP MAP`: `CLAIM|GROUP 'v' FROM ISSUER 'iss'` — the value's mapping to every role.
+    pub(super) fn drop_map(&mut self) -> Result<Command> {
+        if !self.word("claim") && !self.word("group") {
+            return self.err("CLAIM or GROUP");
+        }
+        let value = self.string("the claim value as a string")?;
+        self.expect_kw(Keyword::FROM, "FROM")?;
+        if !self.word("issuer") {
+            return self.err("ISSUER");
+        }
+        let iss = self.string("the issuer as a string")?;
+        Ok(Command::UnmapClaim { iss, value, role: None })
     }
 
     /// After `DROP ISSUER`.
@@ -184,14 +199,16 @@ impl<'a> P<'a> {
         Ok(Command::DropIssuer { iss, if_exists })
     }
 
-    /// `MAP CLAIM 'v' FROM ISSUER 'iss' TO ROLE r` / `UNMAP CLAIM 'v' FROM ISSUER 'iss' [FROM ROLE r]`.
+    /// `MAP CLAIM|GROUP 'v' FROM ISSUER 'iss' TO ROLE r` / `UNMAP CLAIM 'v' FROM ISSUER 'iss'
+    /// [FROM ROLE r]`. `MAP GROUP` is the reference system's name for the same mapping: both map
+    /// values of the issuer's role claim.
     pub(super) fn map_claim(&mut self) -> Result<Command> {
         let map = self.word("map");
         if !map && !self.word("unmap") {
             return self.err("MAP or UNMAP");
         }
-        if !self.word("claim") {
-            return self.err("CLAIM");
+        if !self.word("claim") && !(map && self.word("group")) {
+            return self.err(if map { "CLAIM or GROUP" } else { "CLAIM" });
         }
         let value = self.string("the claim value as a string")?;
         self.expect_kw(Keyword::FROM, "FROM")?;
@@ -215,45 +232,14 @@ impl<'a> P<'a> {
         Ok(Command::UnmapClaim { iss, value, role })
     }
 
-    /// `[CLAIMS (k = 'v' | number, …)]` after `CREATE ROLE r`: keys lower-case, numbers as text.
-    pub(super) fn role_claims(&mut self) -> Result<Option<BTreeMap<String, String>>> {
-        if !self.word("claims") {
-            return Ok(None);
-        }
-        self.open("CLAIMS")?;
-        let mut claims = BTreeMap::new();
-        loop {
-            let key = self.one_part("a claim name")?;
-            if !self.p.consume_token(&Token::Eq) {
-                return self.err("'='");
-            }
-            let minus = self.p.consume_token(&Token::Minus);
-            let value = match &self.p.peek_token_ref().token {
-                Token::Number(n, _) => format!("{}{n}", if minus { "-" } else { "" }),
-                Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) if !minus => {
-                    s.clone()
-                }
-                Token::DollarQuotedString(d) if !minus => d.value.clone(),
-                _ => return self.err("a string or a number"),
-            };
-            self.p.next_token();
-            if claims.insert(key.clone(), value).is_some() {
-                return Err(Duplicate::Claim(key).into());
-            }
-            if !self.more()? {
-                break;
-            }
-        }
-        Ok(Some(claims))
-    }
 }
 
 /// The issuer as the policy stores it, with its keys checked: an issuer that cannot verify
 /// anything is refused here rather than failing every token later.
 fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
-    let keys = match &spec.keys {
-        KeySource::Inline(k) => k.clone(),
-        KeySource::File(path) => read_keys_file(path)?,
+    let (keys, keys_file) = match &spec.keys {
+        KeySource::Inline(k) => (k.clone(), None),
+        KeySource::File(path) => (read_keys_file(path)?, Some(path.clone())),
     };
     let algs = spec
         .algs
@@ -272,6 +258,8 @@ fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
             .clone()
             .unwrap_or_else(|| crate::auth::DEFAULT_ROLE_CLAIM.to_string()),
         claim_map: spec.claim_map.clone(),
+        keys_file,
+        unmapped: spec.unmapped,
     };
     crate::auth::IssuerKeys::parse(&issuer).map_err(|e| match e {
         AclError::Invalid(m) => Invalid::Issuer { iss: spec.iss.clone(), problem: Box::new(m) }.into(),
@@ -281,12 +269,8 @@ fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
 }
 
 fn read_keys_file(path: &str) -> Result<String> {
-    let fail = |why: &str| AclError::from(Invalid::KeysFile { path: path.to_string(), why: why.to_string() });
-    let meta = std::fs::metadata(path).map_err(|e| fail(&e.kind().to_string().to_lowercase()))?;
-    if !meta.is_file() || meta.len() > MAX_KEYS_FILE_BYTES {
-        return Err(fail("not a file of at most 1 MiB"));
-    }
-    std::fs::read_to_string(path).map_err(|e| fail(&e.kind().to_string().to_lowercase()))
+    crate::auth::read_keys_file(path)
+        .map_err(|why| AclError::from(Invalid::KeysFile { path: path.to_string(), why }))
 }
 
 pub(super) fn create_issuer(p: &mut Policy, spec: &IssuerSpec, mode: CreateMode) -> Result<String> {
@@ -367,21 +351,6 @@ pub(super) fn unmap_claim(
     })
 }
 
-pub(super) fn create_role_with_claims(
-    p: &mut Policy,
-    name: &str,
-    mode: CreateMode,
-    claims: &BTreeMap<String, String>,
-) -> Result<String> {
-    let status = create_role(p, name, mode)?;
-    if !status.ends_with(SKIPPED_EXISTS) {
-        if let Some(r) = p.roles.get_mut(name) {
-            r.claims = claims.clone();
-        }
-    }
-    Ok(status)
-}
-
 /// `DROP ROLE` forgets the role's claim mappings, so a later role of the same name does not
 /// silently inherit them.
 pub(super) fn forget_role(p: &mut Policy, role: &str) {
@@ -401,8 +370,53 @@ fn check_issuer_and_role(p: &Policy, iss: &str, role: Option<&str>) -> Result<()
     }
 }
 
-fn issuer_missing(iss: &str) -> AclError {
+pub(super) fn issuer_missing(iss: &str) -> AclError {
     Invalid::Missing { noun: Noun::Issuer, name: iss.to_string() }.into()
+}
+
+/// The clause an `IssuerSet` stands for (for "given twice").
+fn field_name(set: &IssuerSet) -> &'static str {
+    match set {
+        IssuerSet::Keys(_) => "KEYS",
+        IssuerSet::Audiences(_) => "AUDIENCES",
+        IssuerSet::Algs(_) => "ALGS",
+        IssuerSet::RoleClaim(_) => "ROLE CLAIM",
+        IssuerSet::ClaimMap(_) => "CLAIM MAP",
+        IssuerSet::Unmapped(_) => "UNMAPPED",
+    }
+}
+
+/// `spec` with one clause set: CREATE's clauses and ALTER's SET build the spec the same way.
+pub(super) fn set_field(spec: &mut IssuerSpec, set: IssuerSet) {
+    match set {
+        IssuerSet::Keys(k) => spec.keys = k,
+        IssuerSet::Audiences(v) => spec.audiences = v,
+        IssuerSet::Algs(v) => spec.algs = v,
+        IssuerSet::RoleClaim(c) => spec.role_claim = Some(c),
+        IssuerSet::ClaimMap(v) => spec.claim_map = v,
+        IssuerSet::Unmapped(u) => spec.unmapped = u,
+    }
+}
+
+/// The spec that re-creates `issuer` as it is (keys from its file again, if it has one).
+pub(super) fn spec_of(issuer: &Issuer) -> IssuerSpec {
+    IssuerSpec {
+        iss: issuer.iss.clone(),
+        keys: match &issuer.keys_file {
+            Some(path) => KeySource::File(path.clone()),
+            None => KeySource::Inline(issuer.keys.clone()),
+        },
+        audiences: issuer.audiences.clone(),
+        algs: issuer.algs.clone(),
+        role_claim: Some(issuer.role_claim.clone()),
+        claim_map: issuer.claim_map.clone(),
+        unmapped: issuer.unmapped,
+    }
+}
+
+/// A legacy quoted list (`'a, b'`): its items trimmed, empty ones dropped.
+fn split_list(text: &str) -> Vec<String> {
+    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
 }
 
 /// A string for a status line, as an SQL literal.

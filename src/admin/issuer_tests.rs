@@ -110,6 +110,7 @@ fn create_issuer_parses_every_clause_in_any_order() {
             ("org.id".into(), "tenant".into()),
             ("lvl".into(), "level".into()),
         ],
+        unmapped: crate::policy::Unmapped::Count,
     };
     assert_eq!(
         cmd,
@@ -135,7 +136,7 @@ fn create_issuer_syntax_errors() {
         syntax("CREATE ISSUER 'i' KEYS 'k' ALGS (RS256) ALGS (ES256)").contains("ALGS given twice")
     );
     assert!(
-        syntax("CREATE ISSUER 'i' KEYS 'k' AUDIENCES 'a'").contains("expected '(' after AUDIENCES")
+        syntax("CREATE ISSUER 'i' KEYS 'k' AUDIENCES a").contains("expected '(' after AUDIENCES")
     );
     assert!(syntax("CREATE ISSUER 'i' KEYS 'k' CLAIM MAP ('a' = b)").contains("expected '=>'"));
     assert!(syntax("CREATE ISSUER 'i' KEYS 'k' ROLE 'x'").contains("expected CLAIM after ROLE"));

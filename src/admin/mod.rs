@@ -1,22 +1,34 @@
-//! Management statements (surface §2–§3): virtual catalogs and tables, roles, grants.
+//! Management statements (surface §2–§3, and the reference system's forms of
+//! shared/reference-surface.md): virtual catalogs and tables, roles, grants.
 //!
 //! `parse` turns one statement into a `Command`; `apply` changes a `Policy` in place. The two are
 //! split so a caller can check a scope against the parsed command before touching any policy, and
-//! so `apply` can run on a clone that is dropped if it fails.
+//! so `apply` can run on a clone that is dropped if it fails. Every spelling of a statement parses
+//! into one `Command` (`CAPS '{…}'` and `WITH (…)`, `CLAIMS 'k=v'` and `CLAIMS (k = 'v')`, `ADD
+//! TABLE` and `CREATE OR REPLACE VIRTUAL TABLE`, …); an `ALTER` that changes one field of a record
+//! is applied and validated as the whole statement it amounts to (`alter::resolve`).
+mod alter;
 mod apply;
 pub mod functions;
+mod grants;
 mod issuer;
-mod slice;
+mod lists;
+mod objects;
 mod parse;
+mod references;
+mod roles;
 mod schemas;
+mod slice;
 pub mod sources;
 pub mod validate;
 
-use crate::policy::{Caps, ObjKey, PhysName, Slice};
+use crate::policy::{Caps, Column, Declared, ObjKey, PhysName, Reference, Slice, Unmapped};
+use std::collections::{BTreeMap, BTreeSet};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
+pub use alter::resolve;
 pub use apply::apply;
 pub use issuer::{IssuerSpec, KeySource};
 pub use parse::parse;
@@ -65,6 +77,7 @@ pub enum Command {
         if_exists: bool,
         cascade: bool,
     },
+    /// Also the legacy `ADD TABLE <phys> AS c.n …` (an upsert: `CreateMode::OrReplace`).
     CreateTable {
         key: ObjKey,
         target: PhysName,
@@ -72,19 +85,48 @@ pub enum Command {
         mode: CreateMode,
         /// COLUMNS/RLS: a non-empty slice makes the object SUBQUERY form (read-only).
         slice: Slice,
+        /// `col NOT NULL` items of COLUMNS, `PRIMARY KEY (…)`.
+        declared: Declared,
     },
     DropTable {
         key: ObjKey,
         if_exists: bool,
     },
-    /// `CREATE VIRTUAL VIEW c.v AS <query over physical names>`: read-only.
+    /// `CREATE VIRTUAL VIEW c.v [(col TYPE [NOT NULL], …)] AS <query over physical names>`:
+    /// read-only. Also the legacy `ADD VIEW` (an upsert).
     CreateView {
         key: ObjKey,
         query: String,
         comment: Option<String>,
         mode: CreateMode,
+        declared: Declared,
     },
     DropView {
+        key: ObjKey,
+        if_exists: bool,
+    },
+    /// `ALTER VIRTUAL TABLE c.n SET PHYS|COLUMNS|RLS … | SET/DROP PRIMARY KEY`.
+    AlterTable {
+        key: ObjKey,
+        set: TableSet,
+    },
+    /// `ALTER VIRTUAL VIEW c.n SET AS <select>` (the declared columns stay and are checked again).
+    AlterView {
+        key: ObjKey,
+        query: String,
+    },
+    /// `COMMENT ON VIRTUAL … IS '…' | NULL`, `ALTER VIRTUAL CATALOG c SET COMMENT '…'`.
+    Comment {
+        on: CommentOn,
+        text: Option<String>,
+    },
+    /// `CREATE VIRTUAL REFERENCE c.r FROM a TO b ON (x = y, …)`: a hint, grants nothing.
+    CreateReference {
+        key: ObjKey,
+        reference: Reference,
+        mode: CreateMode,
+    },
+    DropReference {
         key: ObjKey,
         if_exists: bool,
     },
@@ -104,13 +146,20 @@ pub enum Command {
         main: bool,
         slice: Slice,
     },
-    /// `caps: None` means the grant named none and inherits its catalog grant's.
+    /// `caps: None` means the grant named none and inherits its catalog grant's;
+    /// `Some(Caps::NONE)` (`CAPS '{}'`) holds nothing on the object.
     GrantObject {
         key: ObjKey,
         role: String,
         caps: Option<Caps>,
         word: ObjectWord,
         slice: Slice,
+    },
+    /// `ALTER GRANT CATALOG|TABLE|VIEW|OBJECT … TO ROLE r SET …`: one field of an existing grant.
+    AlterGrant {
+        on: GrantOn,
+        role: String,
+        set: GrantSet,
     },
     RevokeCatalog {
         catalog: String,
@@ -121,26 +170,38 @@ pub enum Command {
         role: String,
         word: ObjectWord,
     },
-    /// `CREATE ROLE r CLAIMS (…)`: claim names lower-case, values as text.
+    /// `CREATE ROLE r CLAIMS (…)` or `CLAIMS 'k=v,…'`: claim names lower-case, values as text.
     CreateRoleWithClaims {
         name: String,
         mode: CreateMode,
-        claims: std::collections::BTreeMap<String, String>,
+        claims: BTreeMap<String, String>,
+    },
+    /// `ALTER ROLE r SET CLAIMS (…) | '…'`: the role's default claims, replaced whole.
+    AlterRoleClaims {
+        name: String,
+        claims: BTreeMap<String, String>,
     },
     CreateIssuer {
         spec: IssuerSpec,
         mode: CreateMode,
     },
+    /// `ALTER ISSUER '<iss>' SET <field> …`: the issuer re-created with one field changed.
+    AlterIssuer {
+        iss: String,
+        set: IssuerSet,
+    },
     DropIssuer {
         iss: String,
         if_exists: bool,
     },
+    /// `MAP CLAIM|GROUP 'value' FROM ISSUER 'iss' TO ROLE r`.
     MapClaim {
         iss: String,
         value: String,
         role: String,
     },
-    /// `role: None` removes the value's mapping to every role.
+    /// `role: None` removes the value's mapping to every role (`UNMAP CLAIM` without `FROM
+    /// ROLE`, `DROP MAP CLAIM|GROUP`).
     UnmapClaim {
         iss: String,
         value: String,
@@ -175,9 +236,64 @@ pub enum Command {
     },
 }
 
+/// What `ALTER VIRTUAL TABLE … SET` changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableSet {
+    Phys(PhysName),
+    /// `SET COLUMNS (…) | '…'` (an empty quoted list: every column again); its `NOT NULL` items.
+    Columns { columns: Option<Vec<Column>>, not_null: BTreeSet<String> },
+    /// `SET RLS (…) | '…'` (an empty quoted predicate: no row policy).
+    Rls(Option<String>),
+    /// `SET PRIMARY KEY (…)`; empty: `DROP PRIMARY KEY`.
+    PrimaryKey(Vec<String>),
+}
+
+/// The grant an `ALTER GRANT` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GrantOn {
+    Catalog(String),
+    Object { key: ObjKey, word: ObjectWord },
+}
+
+/// What `ALTER GRANT … SET` changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GrantSet {
+    /// `SET CAPS '<json>'` (or `SET WITH (…)`).
+    Caps(Caps),
+    Rls(Option<String>),
+    Columns(Option<Vec<Column>>),
+    /// `SET MAIN true|false` (catalog grants only).
+    Main(bool),
+}
+
+/// What `ALTER ISSUER … SET` changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IssuerSet {
+    Keys(KeySource),
+    Audiences(Vec<String>),
+    Algs(Vec<String>),
+    RoleClaim(String),
+    ClaimMap(Vec<(String, String)>),
+    Unmapped(Unmapped),
+}
+
+/// What a comment is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommentOn {
+    Catalog(String),
+    /// A virtual schema (live alias) `(catalog, schema)`.
+    Schema(String, String),
+    /// A virtual table or view.
+    Object { key: ObjKey, word: ObjectWord },
+    Function { key: ObjKey, kind: crate::policy::functions::FnKind },
+    /// A column of a virtual table or view.
+    Column { key: ObjKey, word: ObjectWord, column: String },
+}
+
 /// Does this statement start like a management statement (CREATE [OR REPLACE] VIRTUAL|ROLE|ISSUER,
-/// DROP VIRTUAL|ROLE|ISSUER, GRANT, REVOKE, MAP|UNMAP CLAIM)? Only routes the text; `parse` does the real checking, so
-/// e.g. `GRANT SCHEMA …` is routed here and then refused as not supported.
+/// DROP VIRTUAL|ROLE|ISSUER|MAP, ALTER VIRTUAL|ROLE|ISSUER|GRANT, ADD TABLE|VIEW|SCALAR, COMMENT ON
+/// VIRTUAL, GRANT, REVOKE, MAP|UNMAP CLAIM|GROUP)? Only routes the text; `parse` does the real
+/// checking, so e.g. `GRANT ADMIN …` is routed here and then refused as not supported.
 pub fn is_management(sql: &str) -> bool {
     let dialect = DuckDbDialect {};
     let tokens = match Tokenizer::new(&dialect, sql).tokenize() {
@@ -202,11 +318,15 @@ pub fn is_management(sql: &str) -> bool {
     let (first, word) = next();
     match first {
         Keyword::GRANT | Keyword::REVOKE | Keyword::DENY => true,
+        // FUNCTION CATEGORY only: ALTER FUNCTION alone is not ours.
+        Keyword::ALTER => {
+            let k = next();
+            object(&k) || k.0 == Keyword::GRANT || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
+        }
         // FUNCTION CATEGORY only: CREATE/DROP FUNCTION alone is DuckDB's macro statement.
-        Keyword::ALTER => next().0 == Keyword::FUNCTION && next().1 == "CATEGORY",
         Keyword::DROP => {
             let k = next();
-            object(&k) || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
+            object(&k) || k.1 == "MAP" || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
         Keyword::CREATE => {
             let mut k = next();
@@ -218,7 +338,9 @@ pub fn is_management(sql: &str) -> bool {
             }
             object(&k) || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
-        _ if word == "MAP" || word == "UNMAP" => next().1 == "CLAIM",
+        Keyword::ADD => matches!(next().0, Keyword::TABLE | Keyword::VIEW | Keyword::SCALAR),
+        Keyword::COMMENT => next().0 == Keyword::ON && next().0 == Keyword::VIRTUAL,
+        _ if word == "MAP" || word == "UNMAP" => matches!(next().1.as_str(), "CLAIM" | "GROUP"),
         _ => false,
     }
 }
@@ -256,8 +378,18 @@ mod tests {
             "drop role r",
             "GRANT CATALOG c TO ROLE r",
             "revoke catalog c from role r",
-            "GRANT SCHEMA c.s TO ROLE r", // routed here, refused by parse
+            "GRANT ADMIN manage TO ROLE r", // routed here, refused by parse
             "CREATE VIRTUAL VIEW c.v AS SELECT 1",
+            "ALTER VIRTUAL CATALOG c SET COMMENT 'x'",
+            "ALTER ROLE r SET CLAIMS 'a=b'",
+            "ALTER ISSUER 'i' SET ROLE CLAIM 'groups'",
+            "ALTER GRANT CATALOG c TO ROLE r SET MAIN true",
+            "ADD TABLE a.b.c AS c.t",
+            "add view c.v as select 1",
+            "ADD SCALAR c.f(x INT) MACRO 'acl_arg(1)'",
+            "COMMENT ON VIRTUAL TABLE c.t IS 'x'",
+            "MAP GROUP 'g' FROM ISSUER 'i' TO ROLE r",
+            "DROP MAP CLAIM 'g' FROM ISSUER 'i'",
         ] {
             assert!(is_management(s), "{s}");
         }
@@ -276,6 +408,11 @@ mod tests {
             "\"GRANT\" CATALOG c",
             "-- GRANT CATALOG c TO ROLE r\nSELECT 1",
             "INSERT INTO grant VALUES (1)",
+            "ALTER TABLE t ADD COLUMN x INT",
+            "ALTER VIEW v RENAME TO w",
+            "COMMENT ON TABLE t IS 'x'",
+            "COMMENT ON COLUMN t.x IS 'x'",
+            "MAP x",
         ] {
             assert!(!is_management(s), "{s}");
         }

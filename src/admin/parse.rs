@@ -1,9 +1,9 @@
 //! Parser for the management statements, on top of sqlparser's tokenizer and parser helpers
 //! (DuckDB dialect), so quoting, comments and string escapes behave exactly as in DuckDB.
-use super::{Command, CreateMode, ObjectWord};
+use super::{Command, CreateMode};
 use crate::error::{AclError, Invalid, Management, Result, Syntax};
 use crate::policy::functions::{Access, FnKind};
-use crate::policy::{norm, Caps, ObjKey, PhysName, Slice, DEFAULT_SCHEMA};
+use crate::policy::{norm, ObjKey, PhysName, DEFAULT_SCHEMA};
 use sqlparser::ast::Ident;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::keywords::Keyword;
@@ -54,7 +54,7 @@ impl<'a> P<'a> {
         Err(Management::Expected { expected: expected.to_string(), found }.into())
     }
 
-    fn unsupported<T>(&self, what: &str) -> Result<T> {
+    pub(super) fn unsupported<T>(&self, what: &str) -> Result<T> {
         Err(Syntax::NotYet { what: what.to_string() }.into())
     }
 
@@ -77,7 +77,7 @@ impl<'a> P<'a> {
 
     /// Refuse a clause of the wider surface (RLS, COLUMNS, …) that this version lacks, rather
     /// than calling it trailing garbage.
-    fn refuse_clauses(&self, words: &[&str], ctx: &str) -> Result<()> {
+    pub(super) fn refuse_clauses(&self, words: &[&str], ctx: &str) -> Result<()> {
         match words.iter().find(|w| self.peek_word(w)) {
             Some(w) => self.unsupported(&format!("{} in {ctx}", w.to_uppercase())),
             None => Ok(()),
@@ -96,12 +96,35 @@ impl<'a> P<'a> {
         } else if self.kw(Keyword::DENY) {
             self.function_grant(Some(Access::Deny))
         } else if self.kw(Keyword::ALTER) {
-            self.alter_function_category()
+            self.alter()
+        } else if self.kw(Keyword::ADD) {
+            self.add()
+        } else if self.kw(Keyword::COMMENT) {
+            self.comment_on()
         } else if self.peek_word("map") || self.peek_word("unmap") {
             self.map_claim()
         } else {
-            self.err("CREATE, DROP, GRANT or REVOKE")
+            self.err("CREATE, DROP, ALTER, GRANT or REVOKE")
         }
+    }
+
+    fn alter(&mut self) -> Result<Command> {
+        if self.kw(Keyword::VIRTUAL) {
+            return self.alter_virtual();
+        }
+        if self.kw(Keyword::ROLE) {
+            return self.alter_role();
+        }
+        if self.word("issuer") {
+            return self.alter_issuer();
+        }
+        if self.kw(Keyword::GRANT) {
+            return self.alter_grant();
+        }
+        if self.p.peek_keyword(Keyword::FUNCTION) {
+            return self.alter_function_category();
+        }
+        self.err("VIRTUAL, ROLE, ISSUER, GRANT or FUNCTION CATEGORY")
     }
 
     fn create(&mut self) -> Result<Command> {
@@ -128,42 +151,20 @@ impl<'a> P<'a> {
                     return self.create_virtual_function(or_replace, FnKind::Table);
                 }
                 let mode = self.create_mode(or_replace)?;
-                let key = self.virtual_name()?;
-                self.expect_kw(Keyword::AS, "AS")?;
-                let target = self.phys_name()?;
-                let mut slice = Slice::default();
-                super::slice::clauses(&mut self.p, &mut slice)?;
-                let comment = self.comment()?;
-                super::slice::clauses(&mut self.p, &mut slice)?;
-                return Ok(Command::CreateTable {
-                    key,
-                    target,
-                    comment,
-                    mode,
-                    slice,
-                });
+                return self.create_virtual_table(mode);
             }
             if self.kw(Keyword::VIEW) {
                 let mode = self.create_mode(or_replace)?;
-                let key = self.virtual_name()?;
-                self.expect_kw(Keyword::AS, "AS")?;
-                let query = self
-                    .p
-                    .parse_query()
-                    .map_err(|_| AclError::from(Management::Missing { expected: "a query after AS".into() }))?;
-                super::sources::check_query(&*query)?;
-                let comment = self.comment()?;
-                return Ok(Command::CreateView { key, query: query.to_string(), comment, mode });
+                return self.create_virtual_view(mode);
             }
-            return self.refuse_kinds("CREATE VIRTUAL", "CATALOG, TABLE or VIEW");
+            if self.word("reference") {
+                let mode = self.create_mode(or_replace)?;
+                return self.create_reference(mode);
+            }
+            return self.refuse_kinds("CREATE VIRTUAL", "CATALOG, SCHEMA, TABLE, VIEW, TABLE FUNCTION, SCALAR or REFERENCE");
         }
         if self.kw(Keyword::ROLE) {
-            let mode = self.create_mode(or_replace)?;
-            let name = self.one_part("a role name")?;
-            if let Some(claims) = self.role_claims()? {
-                return Ok(Command::CreateRoleWithClaims { name, mode, claims });
-            }
-            return Ok(Command::CreateRole { name, mode });
+            return self.create_role_statement(or_replace);
         }
         if self.word("issuer") {
             return self.create_issuer(or_replace);
@@ -171,7 +172,7 @@ impl<'a> P<'a> {
         if self.p.peek_keyword(Keyword::FUNCTION) {
             return self.create_function_category(or_replace);
         }
-        self.err("VIRTUAL or ROLE")
+        self.err("VIRTUAL, ROLE, ISSUER or FUNCTION CATEGORY")
     }
 
     fn drop(&mut self) -> Result<Command> {
@@ -207,7 +208,12 @@ impl<'a> P<'a> {
                 let key = self.virtual_name()?;
                 return Ok(Command::DropView { key, if_exists });
             }
-            return self.refuse_kinds("DROP VIRTUAL", "CATALOG, TABLE or VIEW");
+            if self.word("reference") {
+                let if_exists = self.if_exists();
+                let key = self.virtual_name()?;
+                return Ok(Command::DropReference { key, if_exists });
+            }
+            return self.refuse_kinds("DROP VIRTUAL", "CATALOG, SCHEMA, TABLE, VIEW, TABLE FUNCTION, SCALAR or REFERENCE");
         }
         if self.kw(Keyword::ROLE) {
             let if_exists = self.if_exists();
@@ -220,7 +226,10 @@ impl<'a> P<'a> {
         if self.p.peek_keyword(Keyword::FUNCTION) {
             return self.drop_function_category();
         }
-        self.err("VIRTUAL or ROLE")
+        if self.word("map") {
+            return self.drop_map();
+        }
+        self.err("VIRTUAL, ROLE, ISSUER, MAP or FUNCTION CATEGORY")
     }
 
     /// The virtual object kinds of the surface that are not implemented yet.
@@ -237,169 +246,60 @@ impl<'a> P<'a> {
         self.err(expected)
     }
 
-    fn grant(&mut self) -> Result<Command> {
-        if self.p.peek_keyword(Keyword::FUNCTION) {
-            return self.function_grant(Some(Access::Grant));
-        }
-        if self.kw(Keyword::CATALOG) {
-            let catalog = self.one_part("a catalog name")?;
-            let role = self.role_after(Keyword::TO, "TO")?;
-            let (mut caps, mut main) = (None, false);
-            let mut slice = Slice::default();
-            loop {
-                if super::slice::clauses(&mut self.p, &mut slice)? {
-                    continue;
-                }
-                if self.kw(Keyword::WITH) {
-                    if caps.is_some() {
-                        return Err(Management::Twice { clause: "WITH" }.into());
-                    }
-                    caps = Some(
-                        self.caps_list()?
-                            .into_iter()
-                            .fold(Caps::NONE, |a, (_, c)| a.union(c)),
-                    );
-                } else if self.kw(Keyword::MAIN) {
-                    if main {
-                        return Err(Management::Twice { clause: "MAIN" }.into());
-                    }
-                    main = true;
-                } else {
-                    self.refuse_clauses(&["expires"], "GRANT CATALOG")?;
-                    break;
-                }
-            }
-            // A grant that names no capability holds the five data capabilities (§3).
-            let caps = caps.unwrap_or(Caps::DATA);
-            return Ok(Command::GrantCatalog {
-                catalog,
-                role,
-                caps,
-                main,
-                slice,
-            });
-        }
-        if self.kw(Keyword::SCHEMA) {
-            return self.grant_schema();
-        }
-        if let Some(word) = self.object_word() {
-            let key = self.virtual_name()?;
-            let role = self.role_after(Keyword::TO, "TO")?;
-            let mut caps = None;
-            let mut slice = Slice::default();
-            loop {
-                if super::slice::clauses(&mut self.p, &mut slice)? {
-                    continue;
-                }
-                if self.kw(Keyword::WITH) {
-                    if caps.is_some() {
-                        return Err(Management::Twice { clause: "WITH" }.into());
-                    }
-                    let list = self.caps_list()?;
-                    // Explicit-only capabilities live on catalog grants; an object grant refines
-                    // data access only. Checked here, where the word the operator typed is known.
-                    if let Some((w, _)) = list.iter().find(|(_, c)| c.data() != *c) {
-                        return Err(Invalid::CatalogOnly { capability: w.to_string() }.into());
-                    }
-                    caps = Some(list.into_iter().fold(Caps::NONE, |a, (_, c)| a.union(c)));
-                } else if self.p.peek_keyword(Keyword::MAIN) {
-                    return Err(Management::MainOutsideCatalogGrant.into());
-                } else {
-                    self.refuse_clauses(&["expires"], &format!("GRANT {}", word.sql()))?;
-                    break;
-                }
-            }
-            return Ok(Command::GrantObject {
-                key,
-                role,
-                caps,
-                word,
-                slice,
-            });
-        }
-        self.refuse_targets("GRANT")
-    }
-
-    fn revoke(&mut self) -> Result<Command> {
-        if self.p.peek_keyword(Keyword::FUNCTION) {
-            return self.function_grant(None);
-        }
-        if self.kw(Keyword::CATALOG) {
-            let catalog = self.one_part("a catalog name")?;
-            let role = self.role_after(Keyword::FROM, "FROM")?;
-            return Ok(Command::RevokeCatalog { catalog, role });
-        }
-        if self.kw(Keyword::SCHEMA) {
-            let (catalog, schema) = self.schema_name()?;
-            let role = self.role_after(Keyword::FROM, "FROM")?;
-            return Ok(Command::RevokeSchema { catalog, schema, role });
-        }
-        if let Some(word) = self.object_word() {
-            let key = self.virtual_name()?;
-            let role = self.role_after(Keyword::FROM, "FROM")?;
-            return Ok(Command::RevokeObject { key, role, word });
-        }
-        self.refuse_targets("REVOKE")
-    }
-
-    fn object_word(&mut self) -> Option<ObjectWord> {
-        match self
-            .p
-            .parse_one_of_keywords(&[Keyword::TABLE, Keyword::VIEW, Keyword::OBJECT])
-        {
-            Some(Keyword::TABLE) => Some(ObjectWord::Table),
-            Some(Keyword::VIEW) => Some(ObjectWord::View),
-            Some(Keyword::OBJECT) => Some(ObjectWord::Object),
-            _ => None,
-        }
-    }
-
-    /// GRANT/REVOKE targets of the surface that are not implemented yet.
-    fn refuse_targets<T>(&mut self, verb: &str) -> Result<T> {
-        for (k, w) in [
-            (Keyword::ADMIN, "ADMIN"),
-            (Keyword::FUNCTION, "FUNCTION"),
-            (Keyword::RESOURCE, "RESOURCE GROUP"),
-        ] {
-            if self.p.peek_keyword(k) {
-                return self.unsupported(&format!("{verb} {w}"));
-            }
-        }
-        self.err("CATALOG, TABLE, VIEW or OBJECT")
-    }
-
-    /// `TO ROLE r` / `FROM ROLE r`.
-    fn role_after(&mut self, k: Keyword, what: &str) -> Result<String> {
-        self.expect_kw(k, what)?;
-        self.expect_kw(Keyword::ROLE, "ROLE")?;
-        self.one_part("a role name")
-    }
-
-    /// `(cap, …)` after WITH: each word with what it expands to.
-    fn caps_list(&mut self) -> Result<Vec<(String, Caps)>> {
-        if !self.p.consume_token(&Token::LParen) {
-            return self.err("'(' after WITH");
-        }
-        // A plain loop, not parse_comma_separated: with DuckDB's trailing-comma support that
-        // helper ends the list before a reserved word, so `(select, explain)` would stop early.
-        let mut words = Vec::new();
-        loop {
-            match &self.p.peek_token_ref().token {
-                Token::Word(w) => words.push(w.value.clone()),
-                _ => return self.err("a capability"),
-            }
+    /// Consumes an unquoted word (case-insensitive) if it is next.
+    pub(super) fn word(&mut self, w: &str) -> bool {
+        let yes = self.peek_word(w);
+        if yes {
             self.p.next_token();
-            if !self.p.consume_token(&Token::Comma) {
-                break;
-            }
         }
-        if !self.p.consume_token(&Token::RParen) {
-            return self.err("',' or ')'");
+        yes
+    }
+
+    pub(super) fn once<T>(&self, slot: &Option<T>, clause: &'static str) -> Result<()> {
+        match slot {
+            Some(_) => Err(Management::Twice { clause }.into()),
+            None => Ok(()),
         }
-        words
-            .into_iter()
-            .map(|w| Caps::parse_one(&w).map(|c| (w.to_lowercase(), c)))
-            .collect()
+    }
+
+    /// A string literal (quoting as in DuckDB).
+    pub(super) fn string(&mut self, what: &str) -> Result<String> {
+        let s = match &self.p.peek_token_ref().token {
+            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => s.clone(),
+            Token::DollarQuotedString(d) => d.value.clone(),
+            _ => return self.err(what),
+        };
+        self.p.next_token();
+        Ok(s)
+    }
+
+    pub(super) fn open(&mut self, after: &str) -> Result<()> {
+        if !self.p.consume_token(&Token::LParen) {
+            return self.err(&format!("'(' after {after}"));
+        }
+        Ok(())
+    }
+
+    /// After an item of a parenthesised list: `true` if another item follows.
+    pub(super) fn more(&mut self) -> Result<bool> {
+        if self.p.consume_token(&Token::Comma) {
+            return Ok(true);
+        }
+        if self.p.consume_token(&Token::RParen) {
+            return Ok(false);
+        }
+        self.err("',' or ')'")
+    }
+
+    /// A string literal if one is next (the legacy quoted forms of lists).
+    pub(super) fn maybe_string(&mut self) -> Option<String> {
+        let s = match &self.p.peek_token_ref().token {
+            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => s.clone(),
+            Token::DollarQuotedString(d) => d.value.clone(),
+            _ => return None,
+        };
+        self.p.next_token();
+        Some(s)
     }
 
     pub(super) fn create_mode(&mut self, or_replace: bool) -> Result<CreateMode> {
@@ -489,6 +389,10 @@ impl<'a> P<'a> {
     fn create_virtual_schema(&mut self, or_replace: bool) -> Result<Command> {
         let mode = self.create_mode(or_replace)?;
         let (catalog, schema) = self.schema_name()?;
+        if self.p.peek_keyword(Keyword::FROM) {
+            // An expansion into one record per object reads the physical catalog when it runs.
+            return self.unsupported("CREATE VIRTUAL SCHEMA … FROM (expansion)");
+        }
         self.expect_kw(Keyword::AS, "AS")?;
         let mut parts = self.name("a physical schema name")?;
         if parts.len() != 2 {
@@ -501,26 +405,8 @@ impl<'a> P<'a> {
         Ok(Command::CreateSchema { catalog, schema, target: (db, phys_schema), comment, mode })
     }
 
-    /// `GRANT SCHEMA c.s TO ROLE r [WITH (caps)]`: data caps, create and drop.
-    fn grant_schema(&mut self) -> Result<Command> {
-        let (catalog, schema) = self.schema_name()?;
-        let role = self.role_after(Keyword::TO, "TO")?;
-        let mut caps = Caps::DATA;
-        if self.kw(Keyword::WITH) {
-            let list = self.caps_list()?;
-            let allowed = Caps::DATA.union(Caps::CREATE).union(Caps::DROP);
-            if let Some((w, _)) = list.iter().find(|(_, c)| !allowed.contains(*c)) {
-                return Err(Invalid::CatalogOnly { capability: w.to_string() }.into());
-            }
-            caps = list.into_iter().fold(Caps::NONE, |a, (_, c)| a.union(c));
-        } else {
-            self.refuse_clauses(&["rls", "columns", "expires"], "GRANT SCHEMA")?;
-        }
-        Ok(Command::GrantSchema { catalog, schema, role, caps })
-    }
-
     /// `c.s`, normalised.
-    fn schema_name(&mut self) -> Result<(String, String)> {
+    pub(super) fn schema_name(&mut self) -> Result<(String, String)> {
         let parts = self.name("a virtual schema name")?;
         match parts.as_slice() {
             [c, s] => Ok((norm(&c.value), norm(&s.value))),
@@ -529,7 +415,7 @@ impl<'a> P<'a> {
     }
 
     /// `db.schema.table`, spelling kept: DuckDB resolves it, and it is quoted when emitted.
-    fn phys_name(&mut self) -> Result<PhysName> {
+    pub(super) fn phys_name(&mut self) -> Result<PhysName> {
         let mut parts = self.name("a physical name")?;
         if parts.len() != 3 {
             return Err(Invalid::Rule("the physical name must be db.schema.table").into());

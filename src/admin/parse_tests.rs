@@ -1,5 +1,8 @@
 //! Tests of `parse` (kept apart so parse.rs stays short).
 use super::*;
+use super::super::{Command, CreateMode, ObjectWord};
+use crate::policy::{Caps, Declared, ObjKey};
+use crate::error::AclError;
 
 fn key(c: &str, s: &str, n: &str) -> ObjKey {
     ObjKey {
@@ -99,7 +102,7 @@ fn drop_catalog_forms() {
 fn create_table_forms() {
     assert_eq!(
         parse("CREATE VIRTUAL TABLE sales.orders AS Prod.Main.\"Orders\" COMMENT 'o'").unwrap(),
-        Command::CreateTable { slice: Default::default(),
+        Command::CreateTable { slice: Default::default(), declared: Declared::default(),
             key: key("sales", "main", "orders"),
             target: PhysName {
                 db: "Prod".into(),
@@ -112,7 +115,7 @@ fn create_table_forms() {
     );
     assert_eq!(
         parse("create or replace virtual table Sales.EU.Orders as p.s.t").unwrap(),
-        Command::CreateTable { slice: Default::default(),
+        Command::CreateTable { slice: Default::default(), declared: Declared::default(),
             key: key("sales", "eu", "orders"),
             target: PhysName {
                 db: "p".into(),
@@ -288,7 +291,7 @@ fn grant_clause_errors() {
         .contains("expected a capability, found a number"));
     assert!(
         syntax("GRANT CATALOG c TO ROLE r WITH (select) WITH (insert)")
-            .contains("WITH given twice")
+            .contains("WITH or CAPS given twice")
     );
     assert!(syntax("GRANT CATALOG c TO ROLE r MAIN MAIN").contains("MAIN given twice"));
     assert!(syntax("GRANT CATALOG c TO r").contains("expected ROLE, found r"));
@@ -401,11 +404,12 @@ fn trailing_input_is_refused() {
 
 #[test]
 fn other_syntax_errors() {
-    assert_eq!(msg("SELECT 1"), "acl: could not parse management statement: expected CREATE, DROP, GRANT or REVOKE, found SELECT");
+    assert_eq!(msg("SELECT 1"), "acl: could not parse management statement: expected CREATE, DROP, ALTER, GRANT or REVOKE, found SELECT");
     assert!(syntax("").contains("found end of statement"));
-    assert!(syntax("CREATE TABLE t (a INT)").contains("expected VIRTUAL or ROLE, found TABLE"));
-    assert!(syntax("DROP TABLE t").contains("expected VIRTUAL or ROLE, found TABLE"));
-    assert!(syntax("CREATE VIRTUAL THING x").contains("expected CATALOG, TABLE or VIEW, found THING"));
+    assert!(syntax("CREATE TABLE t (a INT)").contains("expected VIRTUAL, ROLE, ISSUER or FUNCTION CATEGORY, found TABLE"));
+    assert!(syntax("DROP TABLE t").contains("expected VIRTUAL, ROLE, ISSUER, MAP or FUNCTION CATEGORY, found TABLE"));
+    assert!(syntax("CREATE VIRTUAL THING x")
+        .contains("expected CATALOG, SCHEMA, TABLE, VIEW, TABLE FUNCTION, SCALAR or REFERENCE, found THING"));
     assert!(syntax("CREATE VIRTUAL CATALOG")
         .contains("expected a catalog name, found end of statement"));
     assert!(syntax("CREATE VIRTUAL CATALOG c COMMENT x")
@@ -489,6 +493,7 @@ fn views_parse() {
             query: "SELECT id FROM phys.main.orders WHERE amount > 10".into(),
             comment: Some("x".into()),
             mode: CreateMode::OrReplace,
+            declared: Declared::default(),
         }
     );
     assert_eq!(

@@ -1,11 +1,16 @@
-//! `RLS (<predicate>)` and `COLUMNS (col, new = col, masked = <expr>)` clauses, shared by
-//! CREATE VIRTUAL TABLE and GRANT. Expressions are parsed with sqlparser (so they are SQL, not
-//! text) and stored printed back; `acl_claim('k')` must have one string literal argument.
+//! `RLS (<predicate>)` and `COLUMNS (col, new = col, masked = <expr>, col NOT NULL)` clauses,
+//! shared by CREATE VIRTUAL TABLE, ADD TABLE, ALTER VIRTUAL TABLE, GRANT and ALTER GRANT; the
+//! legacy quoted forms `RLS '<pred>'` and `COLUMNS 'a,b'` are parsed from the string's text by
+//! the same functions. Expressions are parsed with sqlparser (so they are SQL, not text) and
+//! stored printed back; `acl_claim('k')` must have one string literal argument.
 use crate::error::{AclError, Duplicate, Invalid, Management, Result};
 use crate::policy::{norm, Column, Slice};
 use sqlparser::ast::{Expr, Visit, Visitor};
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
+use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 fn word_is(p: &Parser<'_>, word: &str) -> bool {
@@ -13,31 +18,100 @@ fn word_is(p: &Parser<'_>, word: &str) -> bool {
         Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
 }
 
-/// Parses any `RLS (…)` / `COLUMNS (…)` clauses at the parser's position (each at most once).
-pub(super) fn clauses(p: &mut Parser<'_>, slice: &mut Slice) -> Result<bool> {
+/// The quoted legacy form of a clause (`COLUMNS 'a,b'`, `RLS 'tenant = 1'`): the string's text,
+/// which is then parsed exactly as the parenthesised form's inside.
+fn quoted(p: &mut Parser<'_>) -> Option<String> {
+    let text = match &p.peek_token_ref().token {
+        Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => s.clone(),
+        Token::DollarQuotedString(d) => d.value.clone(),
+        _ => return None,
+    };
+    p.next_token();
+    Some(text)
+}
+
+/// A parser over the text of a quoted clause; `None` for an empty one (the clause says "none").
+fn inner<'d>(dialect: &'d DuckDbDialect, text: &str) -> Result<Option<Parser<'d>>> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let parser = Parser::new(dialect).try_with_sql(text).map_err(|_| {
+        AclError::from(Management::Missing { expected: "SQL inside the quoted clause".into() })
+    })?;
+    Ok(Some(parser))
+}
+
+fn at_end(p: &Parser<'_>, what: &str) -> Result<()> {
+    match p.peek_token_ref().token {
+        Token::EOF => Ok(()),
+        _ => Err(Management::Missing { expected: format!("the end of the quoted {what}") }.into()),
+    }
+}
+
+/// What a `COLUMNS` clause says: the slice's columns (`None`: every column, the quoted empty
+/// list) and the columns its `col NOT NULL` items declare.
+#[derive(Debug, Default)]
+pub(super) struct ColumnsClause {
+    pub columns: Option<Vec<Column>>,
+    pub not_null: BTreeSet<String>,
+}
+
+/// Parses any `RLS (…) | '…'` / `COLUMNS (…) | '…'` clauses at the parser's position (each at
+/// most once). `not_null`: where `col [NOT] NULL` items go (virtual tables); `None` refuses them
+/// (grants: a declaration belongs to the object).
+pub(super) fn clauses(p: &mut Parser<'_>, slice: &mut Slice, mut not_null: Option<&mut BTreeSet<String>>, seen: &mut Seen) -> Result<bool> {
     let mut any = false;
     loop {
         if word_is(p, "rls") {
             p.next_token();
-            if slice.rls.is_some() {
+            if std::mem::replace(&mut seen.rls, true) {
                 return Err(Management::Twice { clause: "RLS" }.into());
             }
-            expect(p, Token::LParen, "'(' after RLS")?;
-            let e = p.parse_expr().map_err(|_| AclError::from(Management::Missing { expected: "a predicate in RLS (…)".into() }))?;
-            expect(p, Token::RParen, "')' after the RLS predicate")?;
-            check_expr(&e)?;
-            slice.rls = Some(e.to_string());
+            slice.rls = rls(p)?;
         } else if word_is(p, "columns") {
             p.next_token();
-            if slice.columns.is_some() {
+            if std::mem::replace(&mut seen.columns, true) {
                 return Err(Management::Twice { clause: "COLUMNS" }.into());
             }
-            slice.columns = Some(columns(p)?);
+            let c = columns(p)?;
+            match not_null.as_deref_mut() {
+                Some(n) => *n = c.not_null,
+                None if !c.not_null.is_empty() => {
+                    return Err(Invalid::Rule("NOT NULL is declared on a virtual table's COLUMNS, not on a grant").into())
+                }
+                None => {}
+            }
+            slice.columns = c.columns;
         } else {
             return Ok(any);
         }
         any = true;
     }
+}
+
+/// Which of the slice clauses a statement already gave.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    rls: bool,
+    columns: bool,
+}
+
+/// After `RLS`: `(<predicate>)` or `'<predicate>'` (empty: no row policy).
+pub(super) fn rls(p: &mut Parser<'_>) -> Result<Option<String>> {
+    let missing = || AclError::from(Management::Missing { expected: "a predicate in RLS (…)".into() });
+    if let Some(text) = quoted(p) {
+        let dialect = DuckDbDialect {};
+        let Some(mut q) = inner(&dialect, &text)? else { return Ok(None) };
+        let e = q.parse_expr().map_err(|_| missing())?;
+        at_end(&q, "RLS predicate")?;
+        check_expr(&e)?;
+        return Ok(Some(e.to_string()));
+    }
+    expect(p, Token::LParen, "'(' after RLS")?;
+    let e = p.parse_expr().map_err(|_| missing())?;
+    expect(p, Token::RParen, "')' after the RLS predicate")?;
+    check_expr(&e)?;
+    Ok(Some(e.to_string()))
 }
 
 fn expect(p: &mut Parser<'_>, t: Token, what: &str) -> Result<()> {
@@ -48,9 +122,25 @@ fn expect(p: &mut Parser<'_>, t: Token, what: &str) -> Result<()> {
     }
 }
 
-fn columns(p: &mut Parser<'_>) -> Result<Vec<Column>> {
+/// After `COLUMNS`: `(items)` or `'items'` (empty: every column).
+pub(super) fn columns(p: &mut Parser<'_>) -> Result<ColumnsClause> {
+    if let Some(text) = quoted(p) {
+        let dialect = DuckDbDialect {};
+        let Some(mut q) = inner(&dialect, &text)? else { return Ok(ColumnsClause::default()) };
+        let c = column_items(&mut q)?;
+        at_end(&q, "column list")?;
+        return Ok(c);
+    }
     expect(p, Token::LParen, "'(' after COLUMNS")?;
+    let c = column_items(p)?;
+    expect(p, Token::RParen, "')' after the column list")?;
+    Ok(c)
+}
+
+/// `col | new = col | name = <expr> | col [NOT] NULL`, comma-separated.
+fn column_items(p: &mut Parser<'_>) -> Result<ColumnsClause> {
     let mut out: Vec<Column> = Vec::new();
+    let mut not_null = BTreeSet::new();
     loop {
         let name = p
             .parse_identifier()
@@ -63,6 +153,12 @@ fn columns(p: &mut Parser<'_>) -> Result<Vec<Column>> {
             check_expr(&e)?;
             Some(e.to_string())
         } else {
+            // `col NOT NULL` declares (never enforces); `col NULL` says the default.
+            if p.parse_keywords(&[Keyword::NOT, Keyword::NULL]) {
+                not_null.insert(name.clone());
+            } else {
+                let _ = p.parse_keyword(Keyword::NULL);
+            }
             None
         };
         if out.iter().any(|c| c.name == name) {
@@ -73,13 +169,12 @@ fn columns(p: &mut Parser<'_>) -> Result<Vec<Column>> {
             break;
         }
     }
-    expect(p, Token::RParen, "')' after the column list")?;
-    Ok(out)
+    Ok(ColumnsClause { columns: Some(out), not_null })
 }
 
 /// Policy expressions may not contain subqueries (they would read outside the decision) and
 /// `acl_claim` takes exactly one string literal.
-fn check_expr(e: &Expr) -> Result<()> {
+pub(super) fn check_expr(e: &Expr) -> Result<()> {
     struct V;
     impl Visitor for V {
         type Break = AclError;

@@ -3,30 +3,54 @@
 //! `SELECT * FROM (<the object as a principal would read it>) LIMIT 0` for every object the
 //! statement affects. If a predicate or mask does not bind against the object, DuckDB refuses
 //! that statement and `acl_exec` never runs: the policy is unchanged. Claims are NULL here.
-use super::Command;
+//!
+//! What else can only be known by binding is checked the same way, by statements that raise
+//! `error('acl: …')` (nothing is read back into Rust): a view's declared `(col TYPE, …)` against
+//! the types its query gives, and declared column names (PRIMARY KEY, a reference's ON, a column
+//! comment) against the columns the object shows. An `ALTER` is checked as the statement it
+//! amounts to (`alter::resolve`), against the policy as it was when the batch was parsed.
+use super::{Command, CommentOn};
 use crate::authz::{Layer, Principal, View};
-use crate::error::Result;
-use crate::policy::{Policy, Relation, RelationKind, Slice};
+use crate::error::{Invalid, Result};
+use crate::policy::{ObjKey, Policy, Relation, RelationKind, Slice};
+use crate::sqltext::{ident, literal};
 use std::borrow::Cow;
 
 /// The checking statements to run before `cmd` (none for most commands).
 pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
+    // An ALTER of something the same batch creates first is checked when it is applied (and
+    // its expressions at first use, as a GRANT on an object created in the same batch).
+    let Ok(cmd) = super::resolve(policy, cmd) else { return Ok(Vec::new()) };
     let nobody = Principal { roles: Vec::new(), label: "the validation".into(), claims: Default::default() };
     let view = View::new(policy, &nobody)?;
-    let check = |kind: &RelationKind, layers: Vec<Cow<'_, Slice>>| -> Result<String> {
+    let shape = |kind: &RelationKind, layers: Vec<Cow<'_, Slice>>| -> Result<String> {
         let layers: Vec<Layer<'_>> = layers.into_iter().map(Layer::Slice).collect();
-        let q = crate::authz::slices::subquery(&view, kind, &layers)?;
-        Ok(format!("SELECT * FROM ({q}) AS \"__acl_check\" LIMIT 0"))
+        crate::authz::slices::subquery(&view, kind, &layers).map(|q| q.to_string())
     };
+    let binds = |q: &str| format!("SELECT * FROM ({q}) AS \"__acl_check\" LIMIT 0");
     let mut out = Vec::new();
-    match cmd {
-        Command::CreateTable { target, slice, .. } if !slice.is_empty() => {
-            out.push(check(&RelationKind::Table(target.clone()), vec![Cow::Borrowed(slice)])?);
+    match &*cmd {
+        Command::CreateTable { key, target, slice, declared, .. } => {
+            let kind = RelationKind::Table(target.clone());
+            let q = shape(&kind, own_slice(slice))?;
+            if !slice.is_empty() {
+                out.push(binds(&q));
+            }
+            if slice.columns.is_none() {
+                out.extend(declared.primary_key.iter().map(|c| column_exists(&q, c, key)));
+            }
         }
-        Command::CreateView { query, .. } => out.push(check(&RelationKind::View(query.clone()), Vec::new())?),
+        Command::CreateView { key, query, declared, .. } => {
+            let q = shape(&RelationKind::View(query.clone()), Vec::new())?;
+            out.push(binds(&q));
+            match &declared.types {
+                Some(types) => out.push(types_match(&q, key, types)),
+                None => out.extend(declared.primary_key.iter().map(|c| column_exists(&q, c, key))),
+            }
+        }
         Command::GrantCatalog { catalog, slice, .. } if !slice.is_empty() => {
             for rel in policy.catalogs.get(catalog).into_iter().flat_map(|c| c.objects.values()) {
-                out.push(check(&rel.kind, own(rel).into_iter().chain([Cow::Borrowed(slice)]).collect())?);
+                out.push(binds(&shape(&rel.kind, own(rel).into_iter().chain([Cow::Borrowed(slice)]).collect())?));
             }
         }
         Command::GrantObject { key, role, slice, .. } if !slice.is_empty() => {
@@ -39,7 +63,19 @@ pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
                     .filter(|s| !s.is_empty())
                     .map(Cow::Borrowed);
                 let layers = own(rel).into_iter().chain(catalog_grant).chain([Cow::Borrowed(slice)]).collect();
-                out.push(check(&rel.kind, layers)?);
+                out.push(binds(&shape(&rel.kind, layers)?));
+            }
+        }
+        Command::CreateReference { reference: r, .. } => {
+            for (end, column) in r.on.iter().flat_map(|(a, b)| [(&r.from, a), (&r.to, b)]) {
+                if let Some(rel) = policy.relation(end).filter(|rel| !lists(rel)) {
+                    out.push(column_exists(&shape(&rel.kind, own(rel).into_iter().collect())?, column, end));
+                }
+            }
+        }
+        Command::Comment { on: CommentOn::Column { key, column, .. }, .. } => {
+            if let Some(rel) = policy.relation(key).filter(|rel| !lists(rel)) {
+                out.push(column_exists(&shape(&rel.kind, own(rel).into_iter().collect())?, column, key));
             }
         }
         _ => {}
@@ -50,4 +86,41 @@ pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
 /// The object's own slice as a layer, if it has one.
 fn own(r: &Relation) -> Option<Cow<'_, Slice>> {
     Some(&r.slice).filter(|s| !s.is_empty()).map(Cow::Borrowed)
+}
+
+fn own_slice(s: &Slice) -> Vec<Cow<'_, Slice>> {
+    Some(s).filter(|s| !s.is_empty()).map(Cow::Borrowed).into_iter().collect()
+}
+
+/// Does the object list its columns (COLUMNS, or a view's declared ones)? Then no binding is
+/// needed: `apply` refuses a name it does not list.
+fn lists(rel: &Relation) -> bool {
+    rel.slice.columns.is_some() || rel.declared.types.is_some()
+}
+
+/// Raises `acl: "<column>" is not a column of <object>` unless the object's shape `q` has it.
+fn column_exists(q: &str, column: &str, object: &ObjKey) -> String {
+    let message = crate::error::AclError::from(Invalid::NotAColumn { column: column.to_string(), object: object.to_string() });
+    format!(
+        "SELECT CASE WHEN count(*) = 0 THEN \"system\".\"main\".\"error\"({}) END FROM (DESCRIBE SELECT * FROM ({q}) AS \"__acl_check\") \
+         WHERE lower(column_name) = {}",
+        literal(&message.to_string()),
+        literal(column),
+    )
+}
+
+/// Raises `acl: the query of virtual view … does not give its declared columns: …` unless the
+/// view's query `q` gives exactly the declared names and types, in order. The types are compared
+/// as DuckDB prints them: the row of `q` as a struct against a struct of the declared columns
+/// (names case-insensitive, as identifiers are). Nothing is scanned (`LIMIT 0`).
+fn types_match(q: &str, view: &ObjKey, types: &[(String, String)]) -> String {
+    let message = crate::error::AclError::from(Invalid::ViewColumns { view: view.to_string() }).to_string();
+    let fields: Vec<String> = types.iter().map(|(n, t)| format!("{} {t}", ident(n))).collect();
+    let declared = format!("typeof(NULL::STRUCT({}))", fields.join(", "));
+    let got = "typeof(any_value(\"__acl_check\"))";
+    format!(
+        "SELECT CASE WHEN lower({got}) IS DISTINCT FROM lower({declared}) THEN \"system\".\"main\".\"error\"({} || ': declared ' \
+         || {declared} || ', the query gives ' || {got}) END FROM (SELECT * FROM ({q}) AS \"__acl_q\" LIMIT 0) AS \"__acl_check\"",
+        literal(&message),
+    )
 }

@@ -6,15 +6,17 @@
 //! signature checked out. Every rejection is `AclError::TokenRejected` with a fixed reason
 //! (`TokenReason`), so no message ever carries the token or a claim from it.
 mod cache;
+mod files;
 pub mod keys;
 mod principal;
 
 pub use cache::TokenCache;
+pub use files::{read_keys_file, KeyFiles, KeyTimes, DEFAULT_MAX_STALE_SECS, DEFAULT_REFRESH_SECS};
 pub use keys::IssuerKeys;
 pub use principal::Principal;
 
 use crate::error::{AclError, Result, TokenReason};
-use crate::policy::{norm, Issuer, Policy};
+use crate::policy::{norm, Issuer, Policy, Unmapped};
 use jsonwebtoken::errors::{Error as JwtError, ErrorKind};
 use jsonwebtoken::{decode, decode_header, Validation};
 use serde_json::Value;
@@ -41,11 +43,20 @@ pub fn principal_from_token(
     now_unix: i64,
     skew_secs: u64,
 ) -> Result<Principal> {
-    verify(policy, token, now_unix, skew_secs).map(|(p, _)| p)
+    verify(policy, token, now_unix, skew_secs, None).map(|v| v.principal)
 }
 
-/// `principal_from_token`, also returning the token's `exp` (for the cache, kept statements and views).
-fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result<(Principal, i64)> {
+/// What a verification gives: the principal, the token's `exp` (for the cache, kept statements
+/// and views), its issuer and, for keys read from a file, their generation (`KeyFiles`).
+struct Verified {
+    principal: Principal,
+    exp: i64,
+    iss: String,
+    generation: Option<u64>,
+}
+
+/// `principal_from_token`; with `files`, an issuer's `KEYS FROM` file is read again when due.
+fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64, files: Option<(&KeyFiles, KeyTimes)>) -> Result<Verified> {
     if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
         return Err(reject(TokenReason::Malformed));
     }
@@ -65,8 +76,7 @@ fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result
         .issuers
         .get(iss)
         .ok_or_else(|| reject(TokenReason::UnknownIssuer))?;
-    // Keys were checked when the issuer was created; if they no longer parse, verify nothing.
-    let keys = IssuerKeys::parse(issuer).map_err(|_| reject(TokenReason::IssuerKeysUnusable))?;
+    let (keys, generation) = issuer_keys(issuer, now_unix, files)?;
     if !keys.allows(header.alg) {
         return Err(reject(TokenReason::AlgorithmNotAllowed));
     }
@@ -115,14 +125,21 @@ fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64) -> Result
         Some(sub) => format!("token of \"{}\"", sub.chars().take(64).collect::<String>()),
         None => "token".to_string(),
     };
-    Ok((
-        Principal {
-            roles,
-            label,
-            claims: principal_claims,
-        },
-        exp,
-    ))
+    let principal = Principal { roles, label, claims: principal_claims };
+    Ok(Verified { principal, exp, iss: iss.to_string(), generation })
+}
+
+/// The keys to verify `issuer`'s tokens with now: its file's latest (and their generation) when
+/// it has a keys file and the caller keeps `KeyFiles`, else the policy's.
+fn issuer_keys(issuer: &Issuer, now: i64, files: Option<(&KeyFiles, KeyTimes)>) -> Result<(std::sync::Arc<IssuerKeys>, Option<u64>)> {
+    if let (Some(path), Some((files, times))) = (&issuer.keys_file, files) {
+        // `None` is also an issuer whose stored keys no longer parse: both verify nothing.
+        let c = files.current(issuer, path, now, times).ok_or_else(|| reject(TokenReason::KeysStale))?;
+        return Ok((c.keys, Some(c.generation)));
+    }
+    // Keys were checked when the issuer was created; if they no longer parse, verify nothing.
+    let keys = IssuerKeys::parse(issuer).map_err(|_| reject(TokenReason::IssuerKeysUnusable))?;
+    Ok((std::sync::Arc::new(keys), None))
 }
 
 /// `decode_header` fails on an `alg` outside jsonwebtoken's enum (`none` included) with serde's
@@ -176,8 +193,10 @@ pub fn claim_at<'v>(claims: &'v Value, path: &str) -> Option<&'v Value> {
     walk(claims, &segs)
 }
 
-/// Roles from the role claim (a string or an array of strings) through `MAP CLAIM`; roles
-/// that no longer exist are skipped. Sorted, without duplicates.
+/// Roles from the role claim (a string or an array of strings) through `MAP CLAIM|GROUP`; a value
+/// with no mapping counts when it names an existing role (the reference system's rule), unless
+/// the issuer says `UNMAPPED IGNORE`. Mapped roles that no longer exist are skipped. Sorted,
+/// without duplicates.
 fn roles_of(policy: &Policy, iss: &str, issuer: &Issuer, claims: &Value) -> Result<Vec<String>> {
     let path = if issuer.role_claim.is_empty() {
         DEFAULT_ROLE_CLAIM
@@ -191,16 +210,16 @@ fn roles_of(policy: &Policy, iss: &str, issuer: &Issuer, claims: &Value) -> Resu
     };
     let mut roles = BTreeSet::new();
     for value in values {
-        if let Some(mapped) = policy
-            .claim_roles
-            .get(&(iss.to_string(), value.to_string()))
-        {
-            roles.extend(
-                mapped
-                    .iter()
-                    .filter(|r| policy.roles.contains_key(*r))
-                    .cloned(),
-            );
+        match policy.claim_roles.get(&(iss.to_string(), value.to_string())) {
+            Some(mapped) => roles.extend(mapped.iter().filter(|r| policy.roles.contains_key(*r)).cloned()),
+            // Role names are identifiers, folded as `ACL ROLE "<r>"` folds them.
+            None if issuer.unmapped == Unmapped::Count => {
+                let role = norm(value);
+                if policy.roles.contains_key(&role) {
+                    roles.insert(role);
+                }
+            }
+            None => {}
         }
     }
     if roles.is_empty() {

@@ -439,21 +439,21 @@ fn cache_answers_until_exp_or_a_policy_change() {
     let mut p = policy(RSA_PUBLIC);
     let cache = TokenCache::new();
     let t = rs256(&claims());
-    let first = cache.principal(&p, &t, NOW, 60).unwrap();
+    let first = cache.principal(&p, &t, NOW, 60, KeyTimes::default()).unwrap();
     assert_eq!(cache.len(), 1);
-    assert_eq!(cache.principal(&p, &t, NOW + 10, 60).unwrap(), first);
+    assert_eq!(cache.principal(&p, &t, NOW + 10, 60, KeyTimes::default()).unwrap(), first);
     // Past exp + skew the cached entry is not used, and verification refuses.
     assert_eq!(
         cache
-            .principal(&p, &t, NOW + 300 + 61, 60)
+            .principal(&p, &t, NOW + 300 + 61, 60, KeyTimes::default())
             .unwrap_err(),
         AclError::TokenRejected { reason: TokenReason::Expired }
     );
     // A policy change empties the cache: the unmapped claim acts at once.
-    cache.principal(&p, &t, NOW, 60).unwrap();
+    cache.principal(&p, &t, NOW, 60, KeyTimes::default()).unwrap();
     p.claim_roles.clear();
     p.version += 1;
-    assert!(cache.principal(&p, &t, NOW, 60).is_err());
+    assert!(cache.principal(&p, &t, NOW, 60, KeyTimes::default()).is_err());
     assert!(cache.is_empty());
     // Refusals are not cached; a forged token never hits a cached entry of the real one.
     p.claim_roles
@@ -461,8 +461,8 @@ fn cache_answers_until_exp_or_a_policy_change() {
     p.version += 1;
     let mut forged = t.clone();
     forged.push('A');
-    assert!(cache.principal(&p, &forged, NOW, 60).is_err());
-    assert!(cache.principal(&p, &t, NOW, 60).is_ok());
+    assert!(cache.principal(&p, &forged, NOW, 60, KeyTimes::default()).is_err());
+    assert!(cache.principal(&p, &t, NOW, 60, KeyTimes::default()).is_ok());
     assert_eq!(cache.len(), 1);
 }
 
@@ -474,7 +474,7 @@ fn cache_is_bounded() {
         let mut c = claims();
         c["jti"] = json!(i);
         cache
-            .principal(&p, &mint(Algorithm::HS256, None, &c), NOW, 60)
+            .principal(&p, &mint(Algorithm::HS256, None, &c), NOW, 60, KeyTimes::default())
             .unwrap();
     }
     assert!(cache.len() <= 10_000, "{}", cache.len());

@@ -119,6 +119,7 @@ mod tests {
                 kind: RelationKind::Table(PhysName { db: "phys".into(), schema: "main".into(), name: format!("p_{n}") }),
                 comment: None,
                 slice: Slice::default(),
+                declared: Declared::default(),
             };
             p.catalogs.entry(c.into()).or_default().objects.insert((s.into(), n.into()), rel);
         }

@@ -207,7 +207,7 @@ impl<'p> View<'p> {
         if let Some(vs) = self.policy.virtual_schema(&key.catalog, &key.schema) {
             let caps = self.schema_caps(&key.catalog, &key.schema)?.data();
             let phys = PhysName { db: vs.db.clone(), schema: vs.schema.clone(), name: key.name.clone() };
-            let relation = Relation { kind: RelationKind::Table(phys), comment: None, slice: Slice::default() };
+            let relation = Relation { kind: RelationKind::Table(phys), comment: None, slice: Slice::default(), declared: Default::default() };
             return Some(Resolved { key, relation: Cow::Owned(relation), caps });
         }
         let relation = self.policy.relation(&key)?;

@@ -19,7 +19,7 @@ pub fn of(state: &super::State, policy: &Policy, prefix: &Prefix, settings: &Set
     match prefix {
         Prefix::Role(role) => Ok(Who { principal: Principal::role(role), exp: None, token: None }),
         Prefix::Token(jwt) => {
-            let (principal, exp) = state.tokens.verified(policy, jwt, now_unix()?, settings.clock_skew)?;
+            let (principal, exp) = state.tokens.verified(policy, jwt, now_unix()?, settings.clock_skew, settings.key_times)?;
             Ok(Who { principal, exp: Some(exp), token: Some(jwt.clone()) })
         }
         Prefix::Session(_) => Err(AclError::from(crate::error::StatementNotPermitted::Session)),
@@ -42,7 +42,7 @@ pub(crate) fn still_holds(
     }
     let Some(jwt) = token else { return true };
     let Ok(now) = now_unix() else { return false };
-    match tokens.principal(policy, jwt, now, settings.clock_skew) {
+    match tokens.principal(policy, jwt, now, settings.clock_skew, settings.key_times) {
         Ok(principal) => who(&principal) == who_then,
         Err(_) => false,
     }

@@ -83,6 +83,12 @@ pub enum Noun {
     Issuer,
     #[error("function category")]
     Category,
+    #[error("virtual reference")]
+    Reference,
+    #[error("grant")]
+    Grant,
+    #[error("column")]
+    Column,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -95,12 +101,33 @@ pub enum Invalid {
     Duplicate(Duplicate),
     #[error("virtual catalog \"{name}\" is not empty (use CASCADE)")]
     NotEmpty { name: String },
+    /// `DROP VIRTUAL CATALOG` without CASCADE while roles hold grants on it.
+    #[error("virtual catalog \"{name}\" is still granted to {} (revoke the grants or use CASCADE)",
+        .roles.iter().map(|r| format!("role \"{r}\"")).collect::<Vec<_>>().join(", "))]
+    StillGranted { name: String, roles: Vec<String> },
     #[error("function category \"{name}\" is shipped and cannot be {}", if *.dropped { "dropped" } else { "replaced" })]
     Shipped { name: String, dropped: bool },
     #[error("unknown capability \"{word}\" (known: select, insert, update, delete, merge, create, drop, temp, explain, secrets, lineage, manage, reader, writer, admin)")]
     UnknownCapability { word: String },
     #[error("capability {capability} can only be granted on a catalog")]
     CatalogOnly { capability: String },
+    /// `CAPS '<json>'` that is not an object of capability names to booleans.
+    #[error("CAPS must be a JSON object of capability names to true or false, e.g. CAPS '{{\"select\": true}}'")]
+    CapsJson,
+    #[error("CAPS: \"{word}\" is not a capability (known: select, insert, update, delete, merge, create, drop, temp, explain, secrets, lineage, manage)")]
+    CapsName { word: String },
+    /// `CLAIMS '…'` that is not a list of `k=v` pairs.
+    #[error("CLAIMS '…' must be name=value pairs separated by commas")]
+    ClaimsList,
+    /// The query of a virtual view with declared columns does not give them (the message is
+    /// completed by the validation statement with what the query gives).
+    #[error("the query of virtual view \"{view}\" does not give its declared columns")]
+    ViewColumns { view: String },
+    /// A declared column (PRIMARY KEY, a reference's ON) that the object does not expose.
+    #[error("\"{column}\" is not a column of {object}")]
+    NotAColumn { column: String, object: String },
+    #[error("unknown cardinality \"{word}\" (known: ONE_TO_ONE, ONE_TO_MANY, MANY_TO_ONE, MANY_TO_MANY, 1:1, 1:n, n:1, n:m)")]
+    Cardinality { word: String },
     #[error("function \"{name}\" is never callable{}", if *.alias { " and cannot be aliased" } else { "" })]
     NeverCallable { name: String, alias: bool },
     /// `ALIAS OF name` where `name` is no built-in of that kind.
@@ -144,6 +171,8 @@ pub enum Duplicate {
     Claim(String),
     #[error("column \"{0}\" is listed twice")]
     Column(String),
+    #[error("capability \"{0}\" is given twice")]
+    Capability(String),
 }
 
 /// What is wrong with an issuer's `KEYS` or `ALGS` (`what` names the key: `the PEM key`,

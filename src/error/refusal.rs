@@ -160,6 +160,10 @@ pub enum TokenReason {
     NotYetValid,
     #[error("no role is mapped for this token")]
     NoRole,
+    /// The issuer's `KEYS FROM` file could not be read again for longer than
+    /// `acl_jwks_max_stale` (spec 003, "Keys from a file").
+    #[error("the issuer's keys are stale")]
+    KeysStale,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -91,6 +91,7 @@ fn tokens() {
         (TokenReason::Expired, "expired"),
         (TokenReason::NotYetValid, "not yet valid"),
         (TokenReason::NoRole, "no role is mapped for this token"),
+        (TokenReason::KeysStale, "the issuer's keys are stale"),
     ];
     for (reason, text) in all {
         says(AclError::token(reason), &format!("acl: token rejected: {text}"), Class::Refused);
@@ -145,6 +146,22 @@ fn syntax_invalid_internal() {
     says(Invalid::Exists { noun: Noun::Role, name: "analyst".into() }, "acl: role \"analyst\" already exists", Class::Invalid);
     says(Invalid::Shipped { name: "base".into(), dropped: true }, "acl: function category \"base\" is shipped and cannot be dropped", Class::Invalid);
     says(Duplicate::Column("id".into()), "acl: column \"id\" is listed twice", Class::Invalid);
+    says(Duplicate::Capability("select".into()), "acl: capability \"select\" is given twice", Class::Invalid);
+    says(
+        Invalid::StillGranted { name: "sales".into(), roles: vec!["a".into(), "b".into()] },
+        "acl: virtual catalog \"sales\" is still granted to role \"a\", role \"b\" (revoke the grants or use CASCADE)",
+        Class::Invalid,
+    );
+    says(Invalid::CapsJson, "acl: CAPS must be a JSON object of capability names to true or false, e.g. CAPS '{\"select\": true}'", Class::Invalid);
+    says(
+        Invalid::CapsName { word: "reader".into() },
+        "acl: CAPS: \"reader\" is not a capability (known: select, insert, update, delete, merge, create, drop, temp, explain, secrets, lineage, manage)",
+        Class::Invalid,
+    );
+    says(Invalid::ClaimsList, "acl: CLAIMS '…' must be name=value pairs separated by commas", Class::Invalid);
+    says(Invalid::ViewColumns { view: "sales.v".into() }, "acl: the query of virtual view \"sales.v\" does not give its declared columns", Class::Invalid);
+    says(Invalid::NotAColumn { column: "id".into(), object: "sales.t".into() }, "acl: \"id\" is not a column of sales.t", Class::Invalid);
+    says(Invalid::Missing { noun: Noun::Reference, name: "sales.r".into() }, "acl: virtual reference \"sales.r\" does not exist", Class::Invalid);
     says(
         Invalid::Issuer { iss: "https://idp".into(), problem: Box::new(Invalid::Keys(KeyProblem::ShortSecret { min: 32 })) },
         "acl: issuer \"https://idp\": an hmac: secret must be at least 32 bytes",

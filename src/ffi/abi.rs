@@ -33,10 +33,16 @@ pub enum AclStatus {
 pub const ACL_DEFAULT_CLOCK_SKEW: u64 = 60;
 /// `acl_max_rewrite_bytes`'s default.
 pub const ACL_DEFAULT_MAX_REWRITE_BYTES: u64 = 1 << 20;
+/// `acl_jwks_refresh_interval`'s default, seconds.
+pub const ACL_DEFAULT_JWKS_REFRESH_INTERVAL: u64 = 300;
+/// `acl_jwks_max_stale`'s default, seconds.
+pub const ACL_DEFAULT_JWKS_MAX_STALE: u64 = 3600;
 // cbindgen exports literals only: the defaults the rewriter falls back to must be the same.
 const _: () = assert!(
     ACL_DEFAULT_CLOCK_SKEW == rewrite::DEFAULT_CLOCK_SKEW
         && ACL_DEFAULT_MAX_REWRITE_BYTES == rewrite::DEFAULT_MAX_REWRITE_BYTES
+        && ACL_DEFAULT_JWKS_REFRESH_INTERVAL == crate::auth::DEFAULT_REFRESH_SECS
+        && ACL_DEFAULT_JWKS_MAX_STALE == crate::auth::DEFAULT_MAX_STALE_SECS
 );
 
 /// One token of DuckDB's tokenizer (`Parser::Tokenize`): where it starts in the text and its type.
@@ -94,6 +100,10 @@ pub struct AclSettings {
     pub(super) max_rewrite_bytes: u64,
     /// 1 when an explicit transaction is open on the caller's connection.
     pub(super) in_transaction: u8,
+    /// `acl_jwks_refresh_interval`, seconds.
+    pub(super) jwks_refresh_interval: u64,
+    /// `acl_jwks_max_stale`, seconds.
+    pub(super) jwks_max_stale: u64,
 }
 
 impl AclSettings {
@@ -102,6 +112,7 @@ impl AclSettings {
             clock_skew: self.clock_skew,
             max_rewrite_bytes: self.max_rewrite_bytes,
             in_transaction: self.in_transaction != 0,
+            key_times: crate::auth::KeyTimes { refresh_secs: self.jwks_refresh_interval, max_stale_secs: self.jwks_max_stale },
             faults: state.faults,
         }
     }

@@ -51,6 +51,76 @@ pub struct Relation {
     pub comment: Option<String>,
     /// The object's own slice (SUBQUERY form); `Slice::default()` for RENAME form.
     pub slice: Slice,
+    /// What the operator declared about its columns (never enforced).
+    pub declared: Declared,
+}
+
+/// Facts an operator declares about a virtual table's or view's columns: shown in listings,
+/// never enforced (the physical data decides). Column names lower-case.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// A virtual view's `(col TYPE, …)`: name and type as written (printed by sqlparser). Checked
+    /// against the view's query when written (`admin::validate`).
+    pub types: Option<Vec<(String, String)>>,
+    /// Columns declared `NOT NULL` (`COLUMNS (id NOT NULL)`, or a view's `(id INTEGER NOT NULL)`).
+    pub not_null: std::collections::BTreeSet<String>,
+    /// `PRIMARY KEY (…)`, in its order; empty: none declared.
+    pub primary_key: Vec<String>,
+    /// `COMMENT ON VIRTUAL TABLE|VIEW c.n COLUMN x IS '…'`.
+    pub column_comments: BTreeMap<String, String>,
+}
+
+impl Declared {
+    pub fn is_empty(&self) -> bool {
+        *self == Declared::default()
+    }
+}
+
+/// `CREATE VIRTUAL REFERENCE c.r FROM a TO b ON (x = y, …)`: a hint between two virtual objects
+/// of one catalog for clients (join paths); it grants nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub from: ObjKey,
+    pub to: ObjKey,
+    /// `(column of from, column of to)`, lower-case.
+    pub on: Vec<(String, String)>,
+    pub cardinality: Option<Cardinality>,
+    /// `OPTIONAL`: a row of `from` may have no partner in `to`.
+    pub optional: bool,
+    pub comment: Option<String>,
+}
+
+/// A reference's cardinality, from `from`'s rows to `to`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cardinality {
+    OneToOne,
+    OneToMany,
+    ManyToOne,
+    ManyToMany,
+}
+
+impl Cardinality {
+    pub const ALL: [Cardinality; 4] =
+        [Cardinality::OneToOne, Cardinality::OneToMany, Cardinality::ManyToOne, Cardinality::ManyToMany];
+
+    pub fn sql(self) -> &'static str {
+        match self {
+            Cardinality::OneToOne => "ONE_TO_ONE",
+            Cardinality::OneToMany => "ONE_TO_MANY",
+            Cardinality::ManyToOne => "MANY_TO_ONE",
+            Cardinality::ManyToMany => "MANY_TO_MANY",
+        }
+    }
+
+    /// The short spelling (`1:1`, `1:n`, `n:1`, `n:m`).
+    pub fn short(self) -> &'static str {
+        match self {
+            Cardinality::OneToOne => "1:1",
+            Cardinality::OneToMany => "1:n",
+            Cardinality::ManyToOne => "n:1",
+            Cardinality::ManyToMany => "n:m",
+        }
+    }
 }
 
 /// One output column of a slice: `name = expr`, or a plain column (`expr` = `None`).
@@ -86,6 +156,8 @@ pub struct Catalog {
     /// `CREATE VIRTUAL SCHEMA c.s AS db.schema`, keyed by the lower-case schema name. A virtual
     /// schema holds no listed objects: every name in it denotes `db.schema.<name>` (live alias).
     pub schemas: BTreeMap<String, VirtualSchema>,
+    /// `CREATE VIRTUAL REFERENCE`, keyed by `(schema, name)`, lower-case.
+    pub references: BTreeMap<(String, String), Reference>,
 }
 
 /// A live alias of a physical schema, spelled as the operator wrote it.
@@ -136,6 +208,21 @@ pub struct Issuer {
     pub role_claim: String,
     /// `path => name`: token claims copied into the principal's claims.
     pub claim_map: Vec<(String, String)>,
+    /// `KEYS FROM '<path>'`: the file `keys` was read from, re-read every
+    /// `acl_jwks_refresh_interval` (auth::KeyFiles); `None`: inline keys.
+    pub keys_file: Option<String>,
+    /// What a role-claim value without a `MAP CLAIM` counts for.
+    pub unmapped: Unmapped,
+}
+
+/// A token's role-claim value that no `MAP CLAIM`/`MAP GROUP` maps (specs/003, "Roles").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unmapped {
+    /// It counts when it names an existing role (the reference system's rule, the default).
+    #[default]
+    Count,
+    /// `UNMAPPED IGNORE`: only mapped values count.
+    Ignore,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -19,7 +19,7 @@ fn policy() -> Policy {
     let orders = PhysName { db: "phys".into(), schema: "main".into(), name: "orders".into() };
     sales.objects.insert(
         ("main".into(), "orders".into()),
-        Relation { kind: RelationKind::Table(orders), comment: None, slice: Default::default() },
+        Relation { kind: RelationKind::Table(orders), comment: None, slice: Default::default(), declared: Default::default() },
     );
     sales.schemas.insert("lake".into(), VirtualSchema { db: "lakedb".into(), schema: "raw".into(), comment: None });
     p.catalogs.insert("sales".into(), sales);
@@ -27,7 +27,7 @@ fn policy() -> Policy {
     let people = PhysName { db: "hrdb".into(), schema: "main".into(), name: "people".into() };
     hr.objects.insert(
         ("main".into(), "people".into()),
-        Relation { kind: RelationKind::Table(people), comment: None, slice: Default::default() },
+        Relation { kind: RelationKind::Table(people), comment: None, slice: Default::default(), declared: Default::default() },
     );
     p.catalogs.insert("hr".into(), hr);
     let lake = ("sales".to_string(), "lake".to_string());

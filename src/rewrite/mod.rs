@@ -129,6 +129,8 @@ pub struct Settings {
     pub max_rewrite_bytes: u64,
     /// An explicit transaction is open on the caller's connection.
     pub in_transaction: bool,
+    /// `acl_jwks_refresh_interval` and `acl_jwks_max_stale`: how keys read from a file are kept.
+    pub key_times: crate::auth::KeyTimes,
     /// Test-only faults (always off in a release build).
     pub faults: crate::faults::Faults,
 }
@@ -144,6 +146,7 @@ impl Default for Settings {
             clock_skew: DEFAULT_CLOCK_SKEW,
             max_rewrite_bytes: DEFAULT_MAX_REWRITE_BYTES,
             in_transaction: false,
+            key_times: crate::auth::KeyTimes { refresh_secs: crate::auth::DEFAULT_REFRESH_SECS, max_stale_secs: crate::auth::DEFAULT_MAX_STALE_SECS },
             faults: Default::default(),
         }
     }

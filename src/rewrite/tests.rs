@@ -12,6 +12,7 @@ fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str,
             kind: RelationKind::Table(PhysName { db: phys.0.into(), schema: phys.1.into(), name: phys.2.into() }),
             comment: None,
             slice: Default::default(),
+            declared: Default::default(),
         },
     );
 }

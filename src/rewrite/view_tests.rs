@@ -15,7 +15,7 @@ fn policy() -> Policy {
     let mut hr = Catalog::default();
     let people = PhysName { db: "hrdb".into(), schema: "main".into(), name: "people".into() };
     let slice = Slice { rls: Some("org = acl_claim('org')".into()), columns: None };
-    hr.objects.insert(("main".into(), "people".into()), Relation { kind: RelationKind::Table(people), comment: None, slice });
+    hr.objects.insert(("main".into(), "people".into()), Relation { kind: RelationKind::Table(people), comment: None, slice, declared: Default::default() });
     hr.schemas.insert("lake".into(), VirtualSchema { db: "lakedb".into(), schema: "raw".into(), comment: None });
     p.catalogs.insert("hr".into(), hr);
     let mut r = Role::default();

@@ -1,0 +1,162 @@
+//! Keys read `KEYS FROM '<file>'` are read again every `acl_jwks_refresh_interval` seconds, so an
+//! identity provider's key rotation (a JWKS file a sidecar keeps current) reaches the node without
+//! a management statement (specs/003, "Keys from a file").
+//!
+//! The policy keeps the keys as read when the issuer was created; `KeyFiles` keeps what was read
+//! since, per issuer. The statement path never waits for a file: whichever statement first finds
+//! an issuer's refresh due takes that issuer's lock with `try_lock` and reads the file (once per
+//! interval); every other statement goes on with the keys it has. When the file cannot be read or
+//! no longer holds valid keys, the last good keys stay in use — for at most
+//! `acl_jwks_max_stale` seconds after the last good read; after that the issuer's tokens are
+//! refused (`TokenReason::KeysStale`) until a read succeeds again.
+use super::IssuerKeys;
+use crate::policy::Issuer;
+use arc_swap::ArcSwap;
+use dashmap::DashMap;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Keys files are small; anything larger is a wrong path, not a key.
+pub const MAX_KEYS_FILE_BYTES: u64 = 1024 * 1024;
+
+/// `acl_jwks_refresh_interval`'s default, seconds.
+pub const DEFAULT_REFRESH_SECS: u64 = 300;
+/// `acl_jwks_max_stale`'s default, seconds.
+pub const DEFAULT_MAX_STALE_SECS: u64 = 3600;
+
+/// The two settings, as the caller read them for this statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyTimes {
+    /// Seconds between reads of a keys file; 0: never read again (the keys of CREATE ISSUER).
+    pub refresh_secs: u64,
+    /// Seconds the last good keys stay valid while the file cannot be read.
+    pub max_stale_secs: u64,
+}
+
+impl Default for KeyTimes {
+    fn default() -> KeyTimes {
+        KeyTimes { refresh_secs: DEFAULT_REFRESH_SECS, max_stale_secs: DEFAULT_MAX_STALE_SECS }
+    }
+}
+
+/// Reads a keys file: at most 1 MiB, UTF-8. The error is the reason in words (no content).
+pub fn read_keys_file(path: &str) -> Result<String, String> {
+    let why = |e: std::io::Error| e.kind().to_string().to_lowercase();
+    let meta = std::fs::metadata(path).map_err(why)?;
+    if !meta.is_file() || meta.len() > MAX_KEYS_FILE_BYTES {
+        return Err("not a file of at most 1 MiB".into());
+    }
+    std::fs::read_to_string(path).map_err(why)
+}
+
+/// The keys an issuer verifies with now, and their generation (a new one whenever they change).
+pub struct Current {
+    pub keys: Arc<IssuerKeys>,
+    pub generation: u64,
+}
+
+/// One file-backed issuer's keys since the policy's.
+struct Live {
+    /// What the entry started from: the policy's path and keys (a CREATE OR REPLACE or ALTER
+    /// ISSUER that read the file again starts a new entry).
+    path: String,
+    base: String,
+    keys: ArcSwap<IssuerKeys>,
+    /// The text `keys` was parsed from (touched only under `reading`).
+    text: Mutex<String>,
+    generation: AtomicU64,
+    /// Unix seconds: when the file is due to be read again; of the last good read.
+    next_read: AtomicI64,
+    last_good: AtomicI64,
+    /// The last read failed (or gave keys that do not parse).
+    failing: AtomicBool,
+    /// Held while the file is read; `try_lock` only, so no statement waits on it.
+    reading: Mutex<()>,
+}
+
+/// Per database instance (inside `TokenCache`).
+#[derive(Default)]
+pub struct KeyFiles {
+    live: DashMap<String, Arc<Live>>,
+    generations: AtomicU64,
+}
+
+impl KeyFiles {
+    /// The keys `issuer` (read `KEYS FROM path`) verifies with at `now`, reading the file first
+    /// when it is due and no other statement is reading it. `None`: the keys are stale.
+    pub fn current(&self, issuer: &Issuer, path: &str, now: i64, times: KeyTimes) -> Option<Current> {
+        let live = self.entry(issuer, path, now, times)?;
+        if times.refresh_secs > 0 && now >= live.next_read.load(Ordering::Acquire) {
+            if let Some(_reading) = live.reading.try_lock() {
+                // Still due? Another statement may have read it between the load and the lock.
+                if now >= live.next_read.load(Ordering::Acquire) {
+                    live.next_read.store(now.saturating_add(secs(times.refresh_secs)), Ordering::Release);
+                    self.read(&live, issuer, path, now);
+                }
+            }
+        }
+        let stale = live.failing.load(Ordering::Acquire)
+            && now.saturating_sub(live.last_good.load(Ordering::Acquire)) > secs(times.max_stale_secs);
+        if stale {
+            return None;
+        }
+        Some(Current { keys: live.keys.load_full(), generation: live.generation.load(Ordering::Acquire) })
+    }
+
+    /// The issuer's entry, started from the policy's keys if it has none or the policy's changed.
+    fn entry(&self, issuer: &Issuer, path: &str, now: i64, times: KeyTimes) -> Option<Arc<Live>> {
+        if let Some(l) = self.live.get(&issuer.iss) {
+            if l.path == path && l.base == issuer.keys {
+                return Some(Arc::clone(&l));
+            }
+        }
+        // The policy's keys were checked when the issuer was created; if they no longer parse,
+        // the issuer verifies nothing (as for inline keys).
+        let keys = IssuerKeys::parse(issuer).ok()?;
+        let live = Arc::new(Live {
+            path: path.to_string(),
+            base: issuer.keys.clone(),
+            keys: ArcSwap::from_pointee(keys),
+            text: Mutex::new(issuer.keys.clone()),
+            generation: AtomicU64::new(self.generations.fetch_add(1, Ordering::AcqRel)),
+            next_read: AtomicI64::new(now.saturating_add(secs(times.refresh_secs))),
+            last_good: AtomicI64::new(now),
+            failing: AtomicBool::new(false),
+            reading: Mutex::new(()),
+        });
+        self.live.insert(issuer.iss.clone(), Arc::clone(&live));
+        Some(live)
+    }
+
+    fn read(&self, live: &Live, issuer: &Issuer, path: &str, now: i64) {
+        let Ok(text) = read_keys_file(path) else {
+            live.failing.store(true, Ordering::Release);
+            return;
+        };
+        let mut current = live.text.lock();
+        if *current != text {
+            let mut with = issuer.clone();
+            with.keys = text;
+            let Ok(keys) = IssuerKeys::parse(&with) else {
+                live.failing.store(true, Ordering::Release);
+                return;
+            };
+            live.keys.store(Arc::new(keys));
+            // A new generation makes every token verified with the old keys verify again.
+            live.generation.store(self.generations.fetch_add(1, Ordering::AcqRel), Ordering::Release);
+            *current = with.keys;
+        }
+        live.last_good.store(now, Ordering::Release);
+        live.failing.store(false, Ordering::Release);
+    }
+
+    /// Forgets issuers the policy no longer has (called when the policy version moves).
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) {
+        self.live.retain(|iss, _| keep(iss));
+    }
+}
+
+fn secs(s: u64) -> i64 {
+    i64::try_from(s).unwrap_or(i64::MAX)
+}
