@@ -147,7 +147,7 @@ impl<'p> View<'p> {
     pub fn sees_catalog(&self, catalog: &str) -> bool {
         self.roles.iter().any(|r| {
             r.catalog_grants.contains_key(catalog)
-                || r.object_grants.keys().any(|k| k.catalog == catalog)
+                || r.object_grants.iter().any(|(k, g)| k.catalog == catalog && g.holds_something())
                 || r.schema_grants.keys().any(|(c, _)| c == catalog)
         })
     }
@@ -249,7 +249,7 @@ impl<'p> View<'p> {
                 r.catalog_grants
                     .keys()
                     .map(String::as_str)
-                    .chain(r.object_grants.keys().map(|k| k.catalog.as_str()))
+                    .chain(r.object_grants.iter().filter(|(_, g)| g.holds_something()).map(|(k, _)| k.catalog.as_str()))
                     .chain(r.schema_grants.keys().map(|(c, _)| c.as_str()))
             })
             .collect();
@@ -385,9 +385,14 @@ fn temp_prefix(roles: &[String], claims: &BTreeMap<&str, Option<&str>>) -> Strin
 }
 
 /// One role's capabilities on `key`: its catalog grant refined (never widened) by its object grant.
+/// An object grant of the explicit empty set (`CAPS '{}'`) takes the object back: the role holds
+/// nothing on it, so it does not resolve for the role at all (as if never granted).
 fn role_caps(role: &Role, key: &ObjKey) -> Option<Caps> {
     let cat = role.catalog_grants.get(&key.catalog);
     let obj = role.object_grants.get(key);
+    if obj.is_some_and(|o| !o.holds_something()) {
+        return None;
+    }
     match (cat, obj) {
         (Some(c), Some(o)) => Some(c.caps.data().intersect(o.caps.unwrap_or(c.caps))),
         (Some(c), None) => Some(c.caps.data()),

@@ -178,9 +178,18 @@ pub struct CatalogGrant {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectGrant {
-    /// `None`: the grant named no capability and inherits its catalog grant's.
+    /// `None`: the grant named no capability and inherits its catalog grant's. `Some(NONE)`
+    /// (`CAPS '{}'`): the explicit empty set, which holds nothing and hides the object.
     pub caps: Option<Caps>,
     pub slice: Slice,
+}
+
+impl ObjectGrant {
+    /// False for the explicit empty set (`CAPS '{}'`), the reference system's way to take an
+    /// object grant back.
+    pub fn holds_something(&self) -> bool {
+        self.caps != Some(Caps::NONE)
+    }
 }
 
 #[derive(Clone, Debug, Default)]

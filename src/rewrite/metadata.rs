@@ -31,8 +31,11 @@ pub const META_FN: &str = r#""system"."main"."acl_meta""#;
 /// The base shapes `acl_meta` returns (every column VARCHAR; the relations below cast).
 pub const KINDS: [(&str, &[&str]); 4] = [
     ("databases", &["database_name", "comment"]),
-    ("schemas", &["database_name", "schema_name"]),
-    ("tables", &["database_name", "schema_name", "table_name", "table_type", "comment", "column_count", "insertable"]),
+    ("schemas", &["database_name", "schema_name", "comment"]),
+    (
+        "tables",
+        &["database_name", "schema_name", "table_name", "table_type", "comment", "column_count", "insertable", "has_primary_key"],
+    ),
     (
         "columns",
         &[
@@ -45,6 +48,8 @@ pub const KINDS: [(&str, &[&str]); 4] = [
             "numeric_precision",
             "numeric_precision_radix",
             "numeric_scale",
+            "comment",
+            "is_nullable",
         ],
     ),
 ];
@@ -62,11 +67,11 @@ fn relation_sql(name: &str) -> Option<&'static str> {
             NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, 'duckdb' AS type, false AS readonly, \
             false AS encrypted, NULL::VARCHAR AS cipher, NULL::MAP(VARCHAR, VARCHAR) AS options FROM {databases}",
         "duckdb_schemas" => "SELECT NULL::BIGINT AS oid, database_name, NULL::BIGINT AS database_oid, schema_name, \
-            NULL::VARCHAR AS comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, NULL::VARCHAR AS sql, \
+            comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, NULL::VARCHAR AS sql, \
             NULL::VARCHAR AS parent_schema, NULL::BIGINT AS parent_schema_oid FROM {schemas}",
         "duckdb_tables" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
             table_name, NULL::BIGINT AS table_oid, comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, \
-            false AS temporary, false AS has_primary_key, NULL::BIGINT AS estimated_size, \
+            false AS temporary, has_primary_key::BOOLEAN AS has_primary_key, NULL::BIGINT AS estimated_size, \
             column_count::BIGINT AS column_count, 0::BIGINT AS index_count, 0::BIGINT AS check_constraint_count, \
             NULL::VARCHAR AS sql FROM {tables} WHERE table_type = 'BASE TABLE'",
         "duckdb_views" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
@@ -75,7 +80,7 @@ fn relation_sql(name: &str) -> Option<&'static str> {
             true AS is_bound FROM {tables} WHERE table_type = 'VIEW'",
         "duckdb_columns" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
             table_name, NULL::BIGINT AS table_oid, column_name, column_index::INTEGER AS column_index, \
-            NULL::VARCHAR AS comment, false AS internal, NULL::VARCHAR AS column_default, true AS is_nullable, \
+            comment, false AS internal, NULL::VARCHAR AS column_default, is_nullable::BOOLEAN AS is_nullable, \
             data_type, NULL::BIGINT AS data_type_id, NULL::INTEGER AS character_maximum_length, \
             numeric_precision::INTEGER AS numeric_precision, numeric_precision_radix::INTEGER AS numeric_precision_radix, \
             numeric_scale::INTEGER AS numeric_scale, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS is_generated, \
@@ -89,7 +94,8 @@ fn relation_sql(name: &str) -> Option<&'static str> {
             NULL::VARCHAR AS user_defined_type_name, insertable AS is_insertable_into, 'NO' AS is_typed, \
             NULL::VARCHAR AS commit_action, comment AS \"TABLE_COMMENT\" FROM {tables}",
         "columns" => "SELECT database_name AS table_catalog, schema_name AS table_schema, table_name, column_name, \
-            column_index::INTEGER AS ordinal_position, NULL::VARCHAR AS column_default, 'YES' AS is_nullable, data_type, \
+            column_index::INTEGER AS ordinal_position, NULL::VARCHAR AS column_default, \
+            CASE WHEN is_nullable::BOOLEAN THEN 'YES' ELSE 'NO' END AS is_nullable, data_type, \
             NULL::INTEGER AS character_maximum_length, NULL::INTEGER AS character_octet_length, \
             numeric_precision::INTEGER AS numeric_precision, numeric_precision_radix::INTEGER AS numeric_precision_radix, \
             numeric_scale::INTEGER AS numeric_scale, NULL::INTEGER AS datetime_precision, NULL::VARCHAR AS interval_type, \
@@ -102,7 +108,7 @@ fn relation_sql(name: &str) -> Option<&'static str> {
             NULL::BOOLEAN AS is_identity, NULL::VARCHAR AS identity_generation, NULL::VARCHAR AS identity_start, \
             NULL::VARCHAR AS identity_increment, NULL::VARCHAR AS identity_maximum, NULL::VARCHAR AS identity_minimum, \
             NULL::BOOLEAN AS identity_cycle, 'NEVER' AS is_generated, NULL::VARCHAR AS generation_expression, \
-            NULL::BOOLEAN AS is_updatable, NULL::VARCHAR AS \"COLUMN_COMMENT\" FROM {columns}",
+            NULL::BOOLEAN AS is_updatable, comment AS \"COLUMN_COMMENT\" FROM {columns}",
         // SHOW forms (DuckDB's output columns)
         "show tables" => "SELECT table_name AS name FROM {tables} WHERE database_name IS NOT DISTINCT FROM {main} \
             AND schema_name = 'main' ORDER BY name",
@@ -340,13 +346,14 @@ pub fn listing_rows(
         out.databases.push(vec![Some(c.clone()), comment.clone()]);
     }
     for (c, s) in &listing.schemas {
-        out.schemas.push(vec![Some(c.clone()), Some(s.clone())]);
+        let comment = policy.virtual_schema(c, s).and_then(|v| v.comment.clone());
+        out.schemas.push(vec![Some(c.clone()), Some(s.clone()), comment]);
     }
     for o in &listing.objects {
         let cols = exposed_sql(&view, o)?.and_then(|sql| describe(&sql));
         let k = &o.key;
         let names = [k.catalog.as_str(), k.schema.as_str(), k.name.as_str()];
-        out.push(names, o.object_type, o.relation.comment.clone(), cols.as_deref(), o.insertable());
+        out.push(names, o.object_type, o.relation.comment.clone(), cols.as_deref(), o.insertable(), &o.relation.declared);
     }
     // A virtual schema's objects: every table and view its physical schema holds now, under the
     // virtual catalog and schema, RENAME form (physical columns as they are, no comment: the
@@ -363,14 +370,16 @@ pub fn listing_rows(
             );
             let cols = describe(&sql);
             let insertable = object_type == ObjectType::Table && a.caps.contains(crate::policy::Caps::INSERT);
-            out.push([&a.catalog, &a.schema, &name], object_type, None, cols.as_deref(), insertable);
+            let none = crate::policy::Declared::default();
+            out.push([&a.catalog, &a.schema, &name], object_type, None, cols.as_deref(), insertable, &none);
         }
     }
     Ok(out)
 }
 
 impl MetaRows {
-    /// One object's `tables` row and its `columns` rows.
+    /// One object's `tables` row and its `columns` rows. What the operator declared (PRIMARY
+    /// KEY, NOT NULL, column comments) is shown as declared, never checked against the data.
     fn push(
         &mut self,
         [catalog, schema, name]: [&str; 3],
@@ -378,6 +387,7 @@ impl MetaRows {
         comment: Option<String>,
         cols: Option<&Vec<(String, String)>>,
         insertable: bool,
+        declared: &crate::policy::Declared,
     ) {
         let table_type = match object_type {
             ObjectType::Table => "BASE TABLE",
@@ -390,12 +400,18 @@ impl MetaRows {
             comment,
             cols.map(|c| c.len().to_string()),
             Some(if insertable { "YES" } else { "NO" }.into()),
+            Some((!declared.primary_key.is_empty()).to_string()),
         ]);
         self.tables.push(row);
         for (i, (column, ty)) in cols.into_iter().flatten().enumerate() {
             let (precision, radix, scale) = numeric(ty);
+            let folded = norm(column);
+            let comment = declared.column_comments.get(&folded).cloned();
+            // A primary key's columns are NOT NULL, as DuckDB lists them.
+            let nullable = !declared.not_null.contains(&folded) && !declared.primary_key.contains(&folded);
             let mut row = names().to_vec();
             row.extend([Some(column.clone()), Some((i + 1).to_string()), Some(ty.clone()), precision, radix, scale]);
+            row.extend([comment, Some(nullable.to_string())]);
             self.columns.push(row);
         }
     }
@@ -550,7 +566,10 @@ mod tests {
             rows.tables.iter().map(|r| r.iter().map(|v| v.as_deref().unwrap_or("NULL")).collect()).collect();
         assert_eq!(
             tables,
-            [["sales", "lake", "events", "BASE TABLE", "NULL", "1", "YES"], ["sales", "lake", "zeta_v", "VIEW", "NULL", "1", "NO"]]
+            [
+                ["sales", "lake", "events", "BASE TABLE", "NULL", "1", "YES", "false"],
+                ["sales", "lake", "zeta_v", "VIEW", "NULL", "1", "NO", "false"]
+            ]
         );
         assert_eq!(rows.columns.len(), 2);
         let schemas: Vec<&str> = rows.schemas.iter().map(|r| r[1].as_deref().unwrap()).collect();
