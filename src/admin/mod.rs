@@ -433,3 +433,11 @@ mod tests {
         assert_eq!(byte_offset("ab", 9, 9), 2);
     }
 }
+
+#[cfg(test)]
+#[path = "forms_tests.rs"]
+mod forms_tests;
+
+#[cfg(test)]
+#[path = "forms_apply_tests.rs"]
+mod forms_apply_tests;
