@@ -488,3 +488,30 @@ fn claim_map_end_to_end() {
     let view = crate::authz::View::new(&p, &got).unwrap();
     assert_eq!((view.claim("tenant"), view.claim("tier")), (Some("42"), Some("1")));
 }
+
+/// The reference system's rule (specs/003, "Roles"): a role-claim value with no mapping counts
+/// when it names an existing role; `UNMAPPED IGNORE` makes the issuer's claim go through mappings
+/// only. A value that has a mapping goes through the mapping alone.
+#[test]
+fn unmapped_values_naming_a_role_count_unless_the_issuer_ignores_them() {
+    let mut p = setup();
+    let roles = |p: &Policy, v: serde_json::Value| principal_from_token(p, &token(json!({"iss": ISS, "exp": NOW + 60, "roles": v})), NOW, 60);
+    assert_eq!(roles(&p, json!("analyst")).unwrap().roles, ["analyst"]);
+    assert_eq!(roles(&p, json!(["Clerk", "nobody"])).unwrap().roles, ["clerk"], "folded as role names are");
+    assert_eq!(roles(&p, json!("nobody")).unwrap_err(), AclError::token(TokenReason::NoRole));
+    // a mapped value goes through its mapping only, even when it also names a role
+    ok(&mut p, &format!("MAP GROUP 'analyst' FROM ISSUER '{ISS}' TO ROLE clerk"));
+    assert_eq!(roles(&p, json!("analyst")).unwrap().roles, ["clerk"]);
+    ok(&mut p, &format!("DROP MAP GROUP 'analyst' FROM ISSUER '{ISS}'"));
+    assert_eq!(roles(&p, json!("analyst")).unwrap().roles, ["analyst"]);
+    // UNMAPPED IGNORE: mappings only
+    ok(&mut p, &format!("ALTER ISSUER '{ISS}' SET UNMAPPED IGNORE"));
+    assert_eq!(roles(&p, json!("analyst")).unwrap_err(), AclError::token(TokenReason::NoRole));
+    ok(&mut p, &format!("MAP CLAIM 'staff' FROM ISSUER '{ISS}' TO ROLE analyst"));
+    assert_eq!(roles(&p, json!(["staff", "clerk"])).unwrap().roles, ["analyst"]);
+    ok(&mut p, &create(RSA_PUBLIC, "UNMAPPED COUNT").replace("CREATE ISSUER", "CREATE OR REPLACE ISSUER"));
+    assert_eq!(roles(&p, json!(["staff", "clerk"])).unwrap().roles, ["analyst", "clerk"]);
+    // a dropped role no longer counts
+    ok(&mut p, "DROP ROLE clerk");
+    assert_eq!(roles(&p, json!("clerk")).unwrap_err(), AclError::token(TokenReason::NoRole));
+}

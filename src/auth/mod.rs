@@ -284,3 +284,5 @@ fn claim_lookup<'v>(claims: &'v Value, path: &str) -> Lookup<'v> {
 pub(crate) mod test_keys;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod files_tests;

@@ -1,0 +1,130 @@
+//! Keys read `KEYS FROM` a file, read again on `acl_jwks_refresh_interval` and stale after
+//! `acl_jwks_max_stale` (`files.rs`). Time is the caller's clock, so no test sleeps.
+use super::*;
+use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+use serde_json::json;
+
+const ISS: &str = "https://files.example";
+const NOW: i64 = 1_800_000_000;
+const A: &str = "first-secret-of-at-least-32-bytes-long";
+const B: &str = "second-secret-of-at-least-32-bytes-long";
+const TIMES: KeyTimes = KeyTimes { refresh_secs: 10, max_stale_secs: 30 };
+
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(text: &str) -> TempFile {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let path = std::env::temp_dir().join(format!("acl-keys-{}-{nanos}.txt", std::process::id()));
+        let f = TempFile(path);
+        f.write(text);
+        f
+    }
+    fn write(&self, text: &str) {
+        std::fs::write(&self.0, text).unwrap();
+    }
+    fn path(&self) -> String {
+        self.0.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn policy(file: &TempFile) -> Policy {
+    let mut p = Policy::default();
+    p.roles.insert("analyst".into(), Default::default());
+    let issuer = Issuer {
+        iss: ISS.into(),
+        keys: format!("hmac:{A}"),
+        role_claim: DEFAULT_ROLE_CLAIM.into(),
+        keys_file: Some(file.path()),
+        ..Issuer::default()
+    };
+    p.issuers.insert(ISS.into(), issuer);
+    p
+}
+
+fn token(secret: &str, sub: &str) -> String {
+    let claims = json!({"iss": ISS, "sub": sub, "exp": NOW + 3600, "roles": "analyst"});
+    encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(secret.as_bytes()).unwrap()).unwrap()
+}
+
+fn at(cache: &TokenCache, p: &Policy, t: &str, now: i64) -> std::result::Result<Vec<String>, TokenReason> {
+    match cache.principal(p, t, now, 0, TIMES) {
+        Ok(pr) => Ok(pr.roles),
+        Err(AclError::TokenRejected { reason }) => Err(reason),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_rotated_keys_file_is_read_on_the_interval() {
+    let file = TempFile::new(&format!("hmac:{A}"));
+    let p = policy(&file);
+    let cache = TokenCache::new();
+    let (old, new) = (token(A, "old"), token(B, "new"));
+    assert!(at(&cache, &p, &old, NOW).is_ok());
+    file.write(&format!("hmac:{B}"));
+    // not due yet: the keys the node has
+    assert!(at(&cache, &p, &old, NOW + 9).is_ok());
+    assert_eq!(at(&cache, &p, &new, NOW + 9), Err(TokenReason::BadSignature));
+    // due: the file's keys; a token verified with the keys it replaced is verified again (a
+    // cached one included) and fails
+    assert!(at(&cache, &p, &new, NOW + 10).is_ok());
+    assert_eq!(at(&cache, &p, &old, NOW + 11), Err(TokenReason::BadSignature));
+    // interval 0: never read again
+    let never = KeyTimes { refresh_secs: 0, max_stale_secs: 0 };
+    let fresh = TokenCache::new();
+    file.write(&format!("hmac:{A}"));
+    assert!(fresh.principal(&p, &old, NOW + 1000, 0, never).is_ok());
+}
+
+#[test]
+fn an_unreadable_file_keeps_the_last_keys_for_max_stale_then_refuses() {
+    let file = TempFile::new(&format!("hmac:{A}"));
+    let p = policy(&file);
+    let cache = TokenCache::new();
+    let t = token(A, "alice");
+    assert!(at(&cache, &p, &t, NOW).is_ok());
+    std::fs::remove_file(&file.0).unwrap();
+    // read fails at NOW + 10; the last good read was at NOW (the issuer's own keys): valid
+    // until NOW + 30
+    assert!(at(&cache, &p, &t, NOW + 10).is_ok());
+    assert!(at(&cache, &p, &t, NOW + 30).is_ok());
+    assert_eq!(at(&cache, &p, &t, NOW + 31), Err(TokenReason::KeysStale));
+    // a new token of that issuer too, and garbage in the file is no better than no file
+    assert_eq!(at(&cache, &p, &token(A, "bob"), NOW + 32), Err(TokenReason::KeysStale));
+    file.write("not keys");
+    assert_eq!(at(&cache, &p, &t, NOW + 45), Err(TokenReason::KeysStale));
+    // the file back: the next due read makes the keys fresh again
+    file.write(&format!("hmac:{A}"));
+    assert_eq!(at(&cache, &p, &t, NOW + 54), Err(TokenReason::KeysStale), "not due before NOW + 55");
+    assert!(at(&cache, &p, &t, NOW + 55).is_ok());
+}
+
+#[test]
+fn a_statement_never_waits_for_another_reading_the_file() {
+    let file = TempFile::new(&format!("hmac:{A}"));
+    let p = policy(&file);
+    let files = KeyFiles::default();
+    let issuer = &p.issuers[ISS];
+    let first = files.current(issuer, &file.path(), NOW, TIMES).unwrap();
+    file.write(&format!("hmac:{B}"));
+    // many threads find the refresh due at once: one reads, none blocks, all get keys
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| assert!(files.current(issuer, &file.path(), NOW + 10, TIMES).is_some()));
+        }
+    });
+    let after = files.current(issuer, &file.path(), NOW + 11, TIMES).unwrap();
+    assert_ne!(first.generation, after.generation);
+    // another path or other stored keys (CREATE OR REPLACE ISSUER) start over from the policy's
+    let mut replaced = issuer.clone();
+    replaced.keys = format!("hmac:{B}");
+    let restarted = files.current(&replaced, &file.path(), NOW + 12, TIMES).unwrap();
+    assert_ne!(restarted.generation, after.generation);
+}
