@@ -142,12 +142,7 @@ pub(super) fn comment(p: &mut Policy, on: &CommentOn, text: &Option<String>) -> 
         }
         CommentOn::Column { key, word, column } => {
             let rel = relation_mut(p, key, *word)?;
-            let listed = match (&rel.slice.columns, &rel.declared.types) {
-                (Some(c), _) => Some(c.iter().any(|c| c.name == *column)),
-                (None, Some(t)) => Some(t.iter().any(|(n, _)| n == column)),
-                (None, None) => None,
-            };
-            if listed == Some(false) {
+            if lists_column(rel, column) == Some(false) {
                 return Err(Invalid::NotAColumn { column: column.clone(), object: key.to_string() }.into());
             }
             match text {
@@ -172,6 +167,16 @@ pub(super) fn comment(p: &mut Policy, on: &CommentOn, text: &Option<String>) -> 
         }
     };
     Ok(status)
+}
+
+/// Does the object show `column`? `None`: it does not list its columns (RENAME form, a view
+/// without declared columns), so only binding can tell (`validate`).
+pub(super) fn lists_column(rel: &crate::policy::Relation, column: &str) -> Option<bool> {
+    match (&rel.slice.columns, &rel.declared.types) {
+        (Some(c), _) => Some(c.iter().any(|c| c.name == column)),
+        (None, Some(t)) => Some(t.iter().any(|(n, _)| n == column)),
+        (None, None) => None,
+    }
 }
 
 /// A virtual table or view for a comment. As in GRANT, TABLE, VIEW and OBJECT name any relation.

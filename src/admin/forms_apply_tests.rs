@@ -184,6 +184,11 @@ fn references_are_stored_and_go_with_their_objects() {
         fails(&mut p, "CREATE VIRTUAL REFERENCE sales.r2 FROM orders TO nope ON (id = id)"),
         AclError::Invalid(Invalid::Missing { noun: Noun::Object, .. })
     ));
+    // a side that lists its columns is checked when applied
+    assert_eq!(
+        fails(&mut p, "CREATE VIRTUAL REFERENCE sales.r3 FROM orders TO customers ON (secret = id)"),
+        Invalid::NotAColumn { column: "secret".into(), object: "sales.orders".into() }.into()
+    );
     // the reference grants nothing
     assert_eq!(caps(&p, "clerk", &key("sales", "customers")), None);
     // a catalog holding a reference is not empty; dropping an object drops its references

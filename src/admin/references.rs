@@ -97,6 +97,12 @@ pub(super) fn create_reference(p: &mut Policy, key: &ObjKey, r: &Reference, mode
             return Err(Invalid::Missing { noun: Noun::Object, name: end.to_string() }.into());
         }
     }
+    // A side that lists its columns is checked here; the others by binding (`validate`).
+    for (end, c) in r.on.iter().flat_map(|(a, b)| [(&r.from, a), (&r.to, b)]) {
+        if p.relation(end).and_then(|rel| super::alter::lists_column(rel, c)) == Some(false) {
+            return Err(Invalid::NotAColumn { column: c.clone(), object: end.to_string() }.into());
+        }
+    }
     let cat = p
         .catalogs
         .get_mut(&key.catalog)

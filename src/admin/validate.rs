@@ -95,7 +95,7 @@ fn own_slice(s: &Slice) -> Vec<Cow<'_, Slice>> {
 /// Does the object list its columns (COLUMNS, or a view's declared ones)? Then no binding is
 /// needed: `apply` refuses a name it does not list.
 fn lists(rel: &Relation) -> bool {
-    rel.slice.columns.is_some() || rel.declared.types.is_some()
+    super::alter::lists_column(rel, "").is_some()
 }
 
 /// Raises `acl: "<column>" is not a column of <object>` unless the object's shape `q` has it.
