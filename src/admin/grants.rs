@@ -18,30 +18,9 @@ impl P<'_> {
         if self.kw(Keyword::CATALOG) {
             let catalog = self.one_part("a catalog name")?;
             let role = self.role_after(Keyword::TO, "TO")?;
-            let (mut caps, mut main) = (None, false);
-            let mut slice = Slice::default();
-            let mut seen = Seen::default();
-            loop {
-                if slice::clauses(&mut self.p, &mut slice, None, &mut seen)? {
-                    continue;
-                }
-                if let Some(list) = self.capabilities()? {
-                    if caps.is_some() {
-                        return Err(Management::Twice { clause: "WITH or CAPS" }.into());
-                    }
-                    caps = Some(fold(list));
-                } else if self.kw(Keyword::MAIN) {
-                    if main {
-                        return Err(Management::Twice { clause: "MAIN" }.into());
-                    }
-                    main = true;
-                } else {
-                    self.refuse_clauses(&["expires"], "GRANT CATALOG")?;
-                    break;
-                }
-            }
+            let (caps, main, slice) = self.grant_clauses(None)?;
             // A grant that names no capability holds the five data capabilities (§3).
-            let caps = caps.unwrap_or(Caps::DATA);
+            let caps = caps.map_or(Caps::DATA, fold);
             return Ok(Command::GrantCatalog { catalog, role, caps, main, slice });
         }
         if self.kw(Keyword::SCHEMA) {
@@ -50,28 +29,43 @@ impl P<'_> {
         if let Some(word) = self.object_word() {
             let key = self.virtual_name()?;
             let role = self.role_after(Keyword::TO, "TO")?;
-            let mut caps = None;
-            let mut slice = Slice::default();
-            let mut seen = Seen::default();
-            loop {
-                if slice::clauses(&mut self.p, &mut slice, None, &mut seen)? {
-                    continue;
-                }
-                if let Some(list) = self.capabilities()? {
-                    if caps.is_some() {
-                        return Err(Management::Twice { clause: "WITH or CAPS" }.into());
-                    }
-                    caps = Some(object_caps(list)?);
-                } else if self.p.peek_keyword(Keyword::MAIN) {
-                    return Err(Management::MainOutsideCatalogGrant.into());
-                } else {
-                    self.refuse_clauses(&["expires"], &format!("GRANT {}", word.sql()))?;
-                    break;
-                }
-            }
+            let (caps, _, slice) = self.grant_clauses(Some(word))?;
+            let caps = caps.map(object_caps).transpose()?;
             return Ok(Command::GrantObject { key, role, caps, word, slice });
         }
         self.refuse_targets("GRANT")
+    }
+
+    /// The clauses after `GRANT CATALOG|TABLE|VIEW|OBJECT … TO ROLE r`, in any order, each at
+    /// most once: capabilities, RLS, COLUMNS and (`object: None`, a catalog grant) MAIN.
+    fn grant_clauses(&mut self, object: Option<ObjectWord>) -> Result<(Option<Vec<(String, Caps)>>, bool, Slice)> {
+        let (mut caps, mut main) = (None, false);
+        let mut slice = Slice::default();
+        let mut seen = Seen::default();
+        loop {
+            if slice::clauses(&mut self.p, &mut slice, None, &mut seen)? {
+                continue;
+            }
+            if let Some(list) = self.capabilities()? {
+                if caps.is_some() {
+                    return Err(Management::Twice { clause: "WITH or CAPS" }.into());
+                }
+                caps = Some(list);
+            } else if self.p.peek_keyword(Keyword::MAIN) {
+                if object.is_some() {
+                    return Err(Management::MainOutsideCatalogGrant.into());
+                }
+                if main {
+                    return Err(Management::Twice { clause: "MAIN" }.into());
+                }
+                self.p.next_token();
+                main = true;
+            } else {
+                let ctx = object.map_or("GRANT CATALOG".to_string(), |w| format!("GRANT {}", w.sql()));
+                self.refuse_clauses(&["expires"], &ctx)?;
+                return Ok((caps, main, slice));
+            }
+        }
     }
 
     /// After `ALTER GRANT`: `CATALOG c | TABLE|VIEW|OBJECT c.n TO ROLE r SET CAPS '…' | WITH (…) |
