@@ -302,11 +302,17 @@ fn revoke_catalog(p: &mut Policy, catalog: &str, role: &str) -> Result<String> {
         return Err(catalog_missing(catalog));
     }
     let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
-    // Object grants in the catalog stay: they are separate grants, revoked separately (as
-    // revoking USAGE on a schema leaves table privileges in PostgreSQL).
-    Ok(match r.catalog_grants.remove(catalog) {
-        Some(_) => status,
-        None => status + NOTHING_TO_REVOKE,
+    // The role's object grants in the catalog go too (the reference system's rule): an object
+    // grant alone gives access, so a script that revokes the catalog means "nothing in it any
+    // more". Schema grants are revoked by REVOKE SCHEMA.
+    let objects = r.object_grants.len();
+    r.object_grants.retain(|k, _| k.catalog != catalog);
+    let objects = objects - r.object_grants.len();
+    Ok(match (r.catalog_grants.remove(catalog), objects) {
+        (None, 0) => status + NOTHING_TO_REVOKE,
+        (_, 0) => status,
+        (_, 1) => status + " (and 1 object grant)",
+        (_, n) => format!("{status} (and {n} object grants)"),
     })
 }
 

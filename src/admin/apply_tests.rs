@@ -454,16 +454,26 @@ fn revoke() {
     );
     assert_eq!(
         ok(&mut p, "REVOKE CATALOG sales FROM ROLE analyst"),
-        "REVOKE CATALOG sales FROM ROLE analyst"
+        "REVOKE CATALOG sales FROM ROLE analyst (and 1 object grant)"
     );
     assert!(p.roles["analyst"].catalog_grants.is_empty());
-    // The object grant is a grant of its own and stays.
-    assert_eq!(p.roles["analyst"].object_grants.len(), 1);
+    // The role's object grants in the catalog go with it (the reference system's rule).
+    assert!(p.roles["analyst"].object_grants.is_empty());
     assert_eq!(
         ok(&mut p, "REVOKE CATALOG sales FROM ROLE analyst"),
         "REVOKE CATALOG sales FROM ROLE analyst (nothing to revoke)"
     );
+    // an object grant alone is revoked by REVOKE CATALOG too; another catalog's stays
+    ok(&mut p, "CREATE VIRTUAL CATALOG hr2");
+    ok(&mut p, "CREATE VIRTUAL TABLE hr2.pay AS prod.main.pay");
+    ok(&mut p, "GRANT TABLE hr2.pay TO ROLE analyst");
+    ok(&mut p, "GRANT TABLE sales.orders TO ROLE analyst WITH (select)");
+    ok(&mut p, "GRANT TABLE sales.eu.customers TO ROLE analyst WITH (select)");
+    assert_eq!(ok(&mut p, "REVOKE CATALOG sales FROM ROLE analyst"), "REVOKE CATALOG sales FROM ROLE analyst (and 2 object grants)");
+    assert_eq!(p.roles["analyst"].object_grants.keys().map(|k| k.catalog.as_str()).collect::<Vec<_>>(), ["hr2"]);
+    ok(&mut p, "GRANT TABLE sales.orders TO ROLE analyst WITH (select)");
     assert_eq!(
+        ok(&mut p, "REVOKE TABLE sales.orders FROM ROLE analyst"),
         ok(&mut p, "REVOKE TABLE sales.orders FROM ROLE analyst"),
         "REVOKE TABLE sales.orders FROM ROLE analyst"
     );

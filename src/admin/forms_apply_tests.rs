@@ -64,6 +64,22 @@ fn caps_empty_takes_an_object_grant_back() {
     assert!(v.listing().objects.is_empty());
     ok(&mut p, "ALTER GRANT OBJECT sales.customers TO ROLE clerk SET CAPS '{\"select\": true, \"insert\": true}'");
     assert_eq!(caps(&p, "clerk", &key("sales", "customers")), Some(Caps::SELECT.union(Caps::INSERT)));
+    // one role's empty grant takes nothing from another role of the principal (a union)
+    ok(&mut p, "GRANT TABLE sales.customers TO ROLE analyst CAPS '{}'");
+    assert_eq!(caps(&p, "analyst", &key("sales", "customers")), None);
+    let both = Principal { roles: vec!["analyst".into(), "clerk".into()], label: "both".into(), claims: Default::default() };
+    assert_eq!(View::new(&p, &both).unwrap().caps(&key("sales", "customers")), Some(Caps::SELECT.union(Caps::INSERT)));
+    // a schema grant of the empty set holds nothing and shows nothing either
+    ok(&mut p, "CREATE VIRTUAL CATALOG lake");
+    ok(&mut p, "CREATE VIRTUAL SCHEMA lake.raw AS lakedb.raw");
+    ok(&mut p, "CREATE ROLE loader");
+    ok(&mut p, "GRANT SCHEMA lake.raw TO ROLE loader CAPS '{}'");
+    let loader = Principal::role("loader");
+    let v = View::new(&p, &loader).unwrap();
+    assert_eq!((v.schema_caps("lake", "raw"), v.visible_catalogs().len(), v.sees_catalog("lake")), (None, 0, false));
+    assert!(v.listing().schemas.is_empty());
+    ok(&mut p, "GRANT SCHEMA lake.raw TO ROLE loader CAPS '{\"select\": true}'");
+    assert_eq!(View::new(&p, &loader).unwrap().schema_caps("lake", "raw"), Some(Caps::SELECT));
 }
 
 #[test]
@@ -135,6 +151,12 @@ fn add_table_upserts_and_keeps_grants() {
     assert!(ok(&mut p, "ADD TABLE prod.main.customers2 AS sales.customers RLS 'true'").ends_with("(replaced)"));
     assert!(p.roles["clerk"].object_grants.contains_key(&key("sales", "customers")));
     assert_eq!(ok(&mut p, "ADD VIEW 'SELECT 1 AS x' AS sales.x"), "CREATE VIRTUAL VIEW sales.x");
+    // a legacy alias of a never-callable function is refused as ALIAS OF is
+    for target in ["acl_exec", "query", "system.main.query_table"] {
+        for sql in [format!("ADD SCALAR sales.f ALIAS {target}"), format!("ADD TABLE FUNCTION sales.f ALIAS {target}")] {
+            assert!(matches!(fails(&mut p, &sql), AclError::Invalid(Invalid::NeverCallable { alias: true, .. })), "{sql}");
+        }
+    }
 }
 
 #[test]

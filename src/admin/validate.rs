@@ -8,7 +8,8 @@
 //! `error('acl: …')` (nothing is read back into Rust): a view's declared `(col TYPE, …)` against
 //! the types its query gives, and declared column names (PRIMARY KEY, a reference's ON, a column
 //! comment) against the columns the object shows. An `ALTER` is checked as the statement it
-//! amounts to (`alter::resolve`), against the policy as it was when the batch was parsed.
+//! amounts to (`alter::resolve`), against the policy as the statements before it in its batch
+//! leave it.
 use super::{Command, CommentOn};
 use crate::authz::{Layer, Principal, View};
 use crate::error::{Invalid, Result};
@@ -18,8 +19,8 @@ use std::borrow::Cow;
 
 /// The checking statements to run before `cmd` (none for most commands).
 pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
-    // An ALTER of something the same batch creates first is checked when it is applied (and
-    // its expressions at first use, as a GRANT on an object created in the same batch).
+    // `policy` is as the batch's earlier statements leave it (`engine::admin::batch`); an ALTER
+    // of something it does not hold is refused when it is applied.
     let Ok(cmd) = super::resolve(policy, cmd) else { return Ok(Vec::new()) };
     let nobody = Principal { roles: Vec::new(), label: "the validation".into(), claims: Default::default() };
     let view = View::new(policy, &nobody)?;

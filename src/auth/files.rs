@@ -3,11 +3,12 @@
 //! a management statement (specs/003, "Keys from a file").
 //!
 //! The policy keeps the keys as read when the issuer was created; `KeyFiles` keeps what was read
-//! since, per issuer. The statement path never waits for a file: whichever statement first finds
-//! an issuer's refresh due takes that issuer's lock with `try_lock` and reads the file (once per
-//! interval); every other statement goes on with the keys it has. When the file cannot be read or
-//! no longer holds valid keys, the last good keys stay in use — for at most
-//! `acl_jwks_max_stale` seconds after the last good read; after that the issuer's tokens are
+//! since, per issuer. The statement path never waits for a file, not even the statement that
+//! finds an issuer's refresh due: it starts a thread that reads the file (one read in flight per
+//! issuer, once per interval) and goes on with the keys it has, as every other statement does;
+//! the keys the thread reads are used from the statement after it finished. When the file cannot
+//! be read, no longer holds valid keys, or a read hangs, the last good keys stay in use — for at
+//! most `acl_jwks_max_stale` seconds after the last good read; after that the issuer's tokens are
 //! refused (`TokenReason::KeysStale`) until a read succeeds again.
 use super::IssuerKeys;
 use crate::policy::Issuer;
@@ -16,6 +17,13 @@ use dashmap::DashMap;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// Generations of keys, unique in the process (a reader thread outlives no `KeyFiles` borrow).
+static GENERATIONS: AtomicU64 = AtomicU64::new(0);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, Ordering::AcqRel)
+}
 
 /// Keys files are small; anything larger is a wrong path, not a key.
 pub const MAX_KEYS_FILE_BYTES: u64 = 1024 * 1024;
@@ -58,12 +66,13 @@ pub struct Current {
 
 /// One file-backed issuer's keys since the policy's.
 struct Live {
-    /// What the entry started from: the policy's path and keys (a CREATE OR REPLACE or ALTER
-    /// ISSUER that read the file again starts a new entry).
+    /// What the entry started from: the path, and the issuer as the policy holds it (its keys as
+    /// read when it was created, its ALGS, which the file's text is parsed with). A CREATE OR
+    /// REPLACE or ALTER ISSUER that changes any of it starts a new entry.
     path: String,
-    base: String,
+    issuer: Issuer,
     keys: ArcSwap<IssuerKeys>,
-    /// The text `keys` was parsed from (touched only under `reading`).
+    /// The text `keys` was parsed from (touched only by the one reader in flight).
     text: Mutex<String>,
     generation: AtomicU64,
     /// Unix seconds: when the file is due to be read again; of the last good read.
@@ -71,15 +80,15 @@ struct Live {
     last_good: AtomicI64,
     /// The last read failed (or gave keys that do not parse).
     failing: AtomicBool,
-    /// Held while the file is read; `try_lock` only, so no statement waits on it.
-    reading: Mutex<()>,
+    /// Unix seconds the read in flight was started at (a statement's clock); 0: none in flight.
+    /// Taken with a compare-exchange, so one statement starts a read and none waits for it.
+    reading_since: AtomicI64,
 }
 
 /// Per database instance (inside `TokenCache`).
 #[derive(Default)]
 pub struct KeyFiles {
     live: DashMap<String, Arc<Live>>,
-    generations: AtomicU64,
 }
 
 impl KeyFiles {
@@ -88,17 +97,19 @@ impl KeyFiles {
     pub fn current(&self, issuer: &Issuer, path: &str, now: i64, times: KeyTimes) -> Option<Current> {
         let live = self.entry(issuer, path, now, times)?;
         if times.refresh_secs > 0 && now >= live.next_read.load(Ordering::Acquire) {
-            if let Some(_reading) = live.reading.try_lock() {
-                // Still due? Another statement may have read it between the load and the lock.
+            // `max(1)`: 0 means "none in flight" (a clock at the epoch is no real clock).
+            let started = live.reading_since.compare_exchange(0, now.max(1), Ordering::AcqRel, Ordering::Acquire);
+            // Still due? A read may have started and finished between the load and the exchange.
+            if started.is_ok() {
                 if now >= live.next_read.load(Ordering::Acquire) {
                     live.next_read.store(now.saturating_add(secs(times.refresh_secs)), Ordering::Release);
-                    self.read(&live, issuer, path, now);
+                    start_read(Arc::clone(&live), now);
+                } else {
+                    live.reading_since.store(0, Ordering::Release);
                 }
             }
         }
-        let stale = live.failing.load(Ordering::Acquire)
-            && now.saturating_sub(live.last_good.load(Ordering::Acquire)) > secs(times.max_stale_secs);
-        if stale {
+        if stale(&live, now, times) {
             return None;
         }
         Some(Current { keys: live.keys.load_full(), generation: live.generation.load(Ordering::Acquire) })
@@ -107,7 +118,7 @@ impl KeyFiles {
     /// The issuer's entry, started from the policy's keys if it has none or the policy's changed.
     fn entry(&self, issuer: &Issuer, path: &str, now: i64, times: KeyTimes) -> Option<Arc<Live>> {
         if let Some(l) = self.live.get(&issuer.iss) {
-            if l.path == path && l.base == issuer.keys {
+            if l.path == path && l.issuer == *issuer {
                 return Some(Arc::clone(&l));
             }
         }
@@ -116,45 +127,78 @@ impl KeyFiles {
         let keys = IssuerKeys::parse(issuer).ok()?;
         let live = Arc::new(Live {
             path: path.to_string(),
-            base: issuer.keys.clone(),
+            issuer: issuer.clone(),
             keys: ArcSwap::from_pointee(keys),
             text: Mutex::new(issuer.keys.clone()),
-            generation: AtomicU64::new(self.generations.fetch_add(1, Ordering::AcqRel)),
+            generation: AtomicU64::new(next_generation()),
             next_read: AtomicI64::new(now.saturating_add(secs(times.refresh_secs))),
             last_good: AtomicI64::new(now),
             failing: AtomicBool::new(false),
-            reading: Mutex::new(()),
+            reading_since: AtomicI64::new(0),
         });
         self.live.insert(issuer.iss.clone(), Arc::clone(&live));
         Some(live)
-    }
-
-    fn read(&self, live: &Live, issuer: &Issuer, path: &str, now: i64) {
-        let Ok(text) = read_keys_file(path) else {
-            live.failing.store(true, Ordering::Release);
-            return;
-        };
-        let mut current = live.text.lock();
-        if *current != text {
-            let mut with = issuer.clone();
-            with.keys = text;
-            let Ok(keys) = IssuerKeys::parse(&with) else {
-                live.failing.store(true, Ordering::Release);
-                return;
-            };
-            live.keys.store(Arc::new(keys));
-            // A new generation makes every token verified with the old keys verify again.
-            live.generation.store(self.generations.fetch_add(1, Ordering::AcqRel), Ordering::Release);
-            *current = with.keys;
-        }
-        live.last_good.store(now, Ordering::Release);
-        live.failing.store(false, Ordering::Release);
     }
 
     /// Forgets issuers the policy no longer has (called when the policy version moves).
     pub fn retain(&self, keep: impl Fn(&str) -> bool) {
         self.live.retain(|iss, _| keep(iss));
     }
+
+    /// Waits until no read is in flight (tests, which then look at what the read gave).
+    #[cfg(test)]
+    pub fn settle(&self) {
+        while self.live.iter().any(|l| l.reading_since.load(Ordering::Acquire) != 0) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
+
+/// The last good keys are too old and nothing confirms them: the last read failed, or one has
+/// been in flight since an earlier second (a file system that hangs is a file that cannot be read).
+fn stale(live: &Live, now: i64, times: KeyTimes) -> bool {
+    let since = live.reading_since.load(Ordering::Acquire);
+    let unconfirmed = live.failing.load(Ordering::Acquire) || (since != 0 && now > since);
+    unconfirmed && now.saturating_sub(live.last_good.load(Ordering::Acquire)) > secs(times.max_stale_secs)
+}
+
+/// Reads `live`'s file on a thread of its own; the statement that started it does not wait. If no
+/// thread can be started, nothing is read now and the next due statement tries again.
+fn start_read(live: Arc<Live>, now: i64) {
+    let reader = Arc::clone(&live);
+    let spawned = std::thread::Builder::new().name("acl-keys-file".into()).spawn(move || {
+        // A panic must not leave the read marked in flight forever (and cross no boundary: the
+        // thread is ours, its panic ends only it).
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(&reader, now)));
+        reader.reading_since.store(0, Ordering::Release);
+    });
+    if spawned.is_err() {
+        live.next_read.store(now, Ordering::Release);
+        live.reading_since.store(0, Ordering::Release);
+    }
+}
+
+/// One read of the file, started at `now` (the statement's clock, which `last_good` is kept in).
+fn read(live: &Live, now: i64) {
+    let Ok(text) = read_keys_file(&live.path) else {
+        live.failing.store(true, Ordering::Release);
+        return;
+    };
+    let mut current = live.text.lock();
+    if *current != text {
+        let mut with = live.issuer.clone();
+        with.keys = text;
+        let Ok(keys) = IssuerKeys::parse(&with) else {
+            live.failing.store(true, Ordering::Release);
+            return;
+        };
+        live.keys.store(Arc::new(keys));
+        // A new generation makes every token verified with the old keys verify again.
+        live.generation.store(next_generation(), Ordering::Release);
+        *current = with.keys;
+    }
+    live.last_good.store(now, Ordering::Release);
+    live.failing.store(false, Ordering::Release);
 }
 
 fn secs(s: u64) -> i64 {

@@ -72,8 +72,11 @@ fn a_rotated_keys_file_is_read_on_the_interval() {
     // not due yet: the keys the node has
     assert!(at(&cache, &p, &old, NOW + 9).is_ok());
     assert_eq!(at(&cache, &p, &new, NOW + 9), Err(TokenReason::BadSignature));
-    // due: the file's keys; a token verified with the keys it replaced is verified again (a
-    // cached one included) and fails
+    // due: the statement that finds it so starts the read and goes on with the keys it has …
+    assert_eq!(at(&cache, &p, &new, NOW + 10), Err(TokenReason::BadSignature));
+    cache.files.settle();
+    // … the next one has the file's keys; a token verified with the keys they replaced is
+    // verified again (a cached one included) and fails
     assert!(at(&cache, &p, &new, NOW + 10).is_ok());
     assert_eq!(at(&cache, &p, &old, NOW + 11), Err(TokenReason::BadSignature));
     // interval 0: never read again
@@ -94,15 +97,21 @@ fn an_unreadable_file_keeps_the_last_keys_for_max_stale_then_refuses() {
     // read fails at NOW + 10; the last good read was at NOW (the issuer's own keys): valid
     // until NOW + 30
     assert!(at(&cache, &p, &t, NOW + 10).is_ok());
+    cache.files.settle();
     assert!(at(&cache, &p, &t, NOW + 30).is_ok());
+    cache.files.settle();
     assert_eq!(at(&cache, &p, &t, NOW + 31), Err(TokenReason::KeysStale));
     // a new token of that issuer too, and garbage in the file is no better than no file
     assert_eq!(at(&cache, &p, &token(A, "bob"), NOW + 32), Err(TokenReason::KeysStale));
     file.write("not keys");
     assert_eq!(at(&cache, &p, &t, NOW + 45), Err(TokenReason::KeysStale));
-    // the file back: the next due read makes the keys fresh again
+    cache.files.settle();
+    assert_eq!(at(&cache, &p, &t, NOW + 46), Err(TokenReason::KeysStale));
+    // the file back: the next due read makes the keys fresh again, from the statement after it
     file.write(&format!("hmac:{A}"));
     assert_eq!(at(&cache, &p, &t, NOW + 54), Err(TokenReason::KeysStale), "not due before NOW + 55");
+    assert_eq!(at(&cache, &p, &t, NOW + 55), Err(TokenReason::KeysStale), "the read has only started");
+    cache.files.settle();
     assert!(at(&cache, &p, &t, NOW + 55).is_ok());
 }
 
@@ -120,6 +129,7 @@ fn a_statement_never_waits_for_another_reading_the_file() {
             s.spawn(|| assert!(files.current(issuer, &file.path(), NOW + 10, TIMES).is_some()));
         }
     });
+    files.settle();
     let after = files.current(issuer, &file.path(), NOW + 11, TIMES).unwrap();
     assert_ne!(first.generation, after.generation);
     // another path or other stored keys (CREATE OR REPLACE ISSUER) start over from the policy's
@@ -127,4 +137,42 @@ fn a_statement_never_waits_for_another_reading_the_file() {
     replaced.keys = format!("hmac:{B}");
     let restarted = files.current(&replaced, &file.path(), NOW + 12, TIMES).unwrap();
     assert_ne!(restarted.generation, after.generation);
+}
+
+/// The file's text is parsed with the issuer's ALGS as the policy holds them now: an ALTER ISSUER
+/// SET ALGS that leaves the keys as they are still starts over.
+#[test]
+fn other_algs_start_over() {
+    let file = TempFile::new(&format!("hmac:{A}"));
+    let mut p = policy(&file);
+    let cache = TokenCache::new();
+    let t = token(A, "alice");
+    assert!(at(&cache, &p, &t, NOW).is_ok());
+    p.issuers.get_mut(ISS).unwrap().algs = vec!["HS384".into()];
+    p.version += 1;
+    assert_eq!(at(&cache, &p, &t, NOW + 1), Err(TokenReason::AlgorithmNotAllowed));
+}
+
+/// A token verified while the read is in flight is judged with the keys the node has; the file's
+/// keys count from the statement after the read finished. Many reads never run at once.
+#[test]
+fn one_read_in_flight_per_issuer() {
+    let file = TempFile::new(&format!("hmac:{A}"));
+    let p = policy(&file);
+    let files = KeyFiles::default();
+    let issuer = &p.issuers[ISS];
+    let first = files.current(issuer, &file.path(), NOW, TIMES).unwrap();
+    file.write(&format!("hmac:{B}"));
+    for now in [NOW + 10, NOW + 10, NOW + 11] {
+        // the first starts the read; the others find it done or in flight and start none
+        let _ = files.current(issuer, &file.path(), now, TIMES).unwrap();
+    }
+    files.settle();
+    let read = files.current(issuer, &file.path(), NOW + 12, TIMES).unwrap();
+    assert_ne!(read.generation, first.generation);
+    file.write(&format!("hmac:{A}"));
+    // not due again before NOW + 20: the file's change is not seen yet
+    let _ = files.current(issuer, &file.path(), NOW + 19, TIMES).unwrap();
+    files.settle();
+    assert_eq!(files.current(issuer, &file.path(), NOW + 19, TIMES).unwrap().generation, read.generation);
 }

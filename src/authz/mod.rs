@@ -138,9 +138,10 @@ impl<'p> View<'p> {
     }
 
     /// The capabilities the principal's schema grants hold on `catalog.schema` (union over roles).
+    /// A schema grant of the explicit empty set (`CAPS '{}'`) holds nothing and shows nothing.
     pub fn schema_caps(&self, catalog: &str, schema: &str) -> Option<Caps> {
         let key = (catalog.to_string(), schema.to_string());
-        self.roles.iter().filter_map(|r| r.schema_grants.get(&key).copied()).reduce(Caps::union)
+        self.roles.iter().filter_map(|r| r.schema_grants.get(&key).copied()).filter(|c| !c.is_empty()).reduce(Caps::union)
     }
 
     /// Is `catalog` granted to the principal at all (by a catalog or an object grant)?
@@ -148,7 +149,7 @@ impl<'p> View<'p> {
         self.roles.iter().any(|r| {
             r.catalog_grants.contains_key(catalog)
                 || r.object_grants.iter().any(|(k, g)| k.catalog == catalog && g.holds_something())
-                || r.schema_grants.keys().any(|(c, _)| c == catalog)
+                || r.schema_grants.iter().any(|((c, _), caps)| c == catalog && !caps.is_empty())
         })
     }
 
@@ -250,7 +251,7 @@ impl<'p> View<'p> {
                     .keys()
                     .map(String::as_str)
                     .chain(r.object_grants.iter().filter(|(_, g)| g.holds_something()).map(|(k, _)| k.catalog.as_str()))
-                    .chain(r.schema_grants.keys().map(|(c, _)| c.as_str()))
+                    .chain(r.schema_grants.iter().filter(|(_, caps)| !caps.is_empty()).map(|((c, _), _)| c.as_str()))
             })
             .collect();
         v.sort_unstable();

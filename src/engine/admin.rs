@@ -22,13 +22,23 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
     }
     let mut sql = Vec::with_capacity(statements.len());
-    for s in statements {
+    // Each statement is checked against the policy as the statements before it in the batch
+    // leave it (a GRANT on a table the batch creates, an ALTER of a view it creates): a copy
+    // they are applied to here, only when there is a statement after them.
+    let mut projected: Option<Policy> = None;
+    for (i, s) in statements.iter().enumerate() {
         if !crate::admin::is_management(s) {
             return Err(AclError::from(StatementNotPermitted::AdminTakesManagementOnly));
         }
         let cmd = state.commands.parse(s)?;
-        sql.extend(crate::admin::validate::checks(policy, &cmd)?);
+        let now = projected.as_ref().unwrap_or(policy);
+        sql.extend(crate::admin::validate::checks(now, &cmd)?);
         sql.push(admin_call(s));
+        if i + 1 < statements.len() {
+            // A statement that fails here fails when it runs too, and DuckDB runs nothing after
+            // it: what the copy then holds checks nothing that runs.
+            let _ = crate::admin::apply(projected.get_or_insert_with(|| policy.clone()), &cmd);
+        }
     }
     Ok(Output {
         sql: sql.join(";\n"),

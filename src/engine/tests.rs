@@ -171,3 +171,24 @@ fn a_cached_command_is_validated_against_the_policy_of_the_moment() {
     let again = rewritten(rewrite(&s, &format!("ACL ADMIN {grant}"), &Default::default(), &toks));
     assert!(again.sql.contains("otherdb") && !again.sql.contains("secretdb"), "{}", again.sql);
 }
+
+/// Each statement of a management batch is checked against the policy the statements before it
+/// leave: a grant on a table the batch creates binds its RLS, an ALTER of a view the batch
+/// creates is checked against the view's declared columns. Nothing is applied by the batch.
+#[test]
+fn a_batch_checks_each_statement_against_what_the_earlier_ones_make() {
+    let s = state();
+    let version = s.policy().version;
+    let sql = "ACL ADMIN CREATE VIRTUAL TABLE hr.staff AS secretdb.main.staff; \
+               GRANT TABLE hr.staff TO ROLE clerk RLS (dept = 1); \
+               CREATE VIRTUAL VIEW hr.v (a INTEGER) AS SELECT 1 AS a; \
+               ALTER VIRTUAL VIEW hr.v SET AS SELECT 'x' AS a";
+    let out = rewritten(rewrite(&s, sql, &Default::default(), &Counting(Cell::new(0))));
+    let stmts: Vec<&str> = out.sql.split(";\n").collect();
+    let grant = stmts.iter().position(|q| q.contains("GRANT TABLE")).unwrap();
+    assert!(stmts[grant - 1].contains("\"staff\"") && stmts[grant - 1].contains("dept = 1"), "{}", out.sql);
+    let alter = stmts.iter().position(|q| q.contains("ALTER VIRTUAL VIEW")).unwrap();
+    assert!(stmts[alter - 1].contains("does not give its declared columns") && stmts[alter - 1].contains("'x'"), "{}", out.sql);
+    assert_eq!(s.policy().version, version, "parsing a batch applies nothing");
+    assert!(s.policy().relation(&crate::policy::ObjKey { catalog: "hr".into(), schema: "main".into(), name: "staff".into() }).is_none());
+}
