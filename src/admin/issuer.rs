@@ -272,6 +272,10 @@ fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
             .clone()
             .unwrap_or_else(|| crate::auth::DEFAULT_ROLE_CLAIM.to_string()),
         claim_map: spec.claim_map.clone(),
+        keys_file: match &spec.keys {
+            KeySource::Inline(_) => None,
+            KeySource::File(path) => Some(path.clone()),
+        },
     };
     crate::auth::IssuerKeys::parse(&issuer).map_err(|e| match e {
         AclError::Invalid(m) => Invalid::Issuer { iss: spec.iss.clone(), problem: Box::new(m) }.into(),
