@@ -20,6 +20,7 @@ pub mod admin;
 mod kept;
 mod principal;
 mod shapes;
+pub mod listings;
 pub mod source;
 mod state;
 
@@ -27,7 +28,7 @@ pub use admin::Commands;
 pub use kept::{BatchCache, BatchEntry, HostParse};
 pub use principal::owner;
 pub use shapes::{Shape, ShapeCache};
-pub use state::{HostDb, State, Writer};
+pub use state::{live_states, HostDb, State, Writer};
 
 use crate::error::{AclError, Result};
 use crate::policy::Policy;

@@ -100,5 +100,6 @@ pub fn status(state: &State) -> Vec<(&'static str, Option<String>)> {
         ("issuers", n(p.issuers.len())),
         ("function_categories", n(p.functions.categories.len())),
         ("virtual_functions", n(p.functions.virtuals.len())),
+        ("process_instances", n(super::live_states())),
     ]
 }

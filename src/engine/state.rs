@@ -40,6 +40,33 @@ pub struct State {
     host: parking_lot::RwLock<Arc<crate::policy::functions::HostFunctions>>,
     /// Test-only faults, fixed at load (none outside a `test-faults` build).
     pub faults: crate::faults::Faults,
+    /// Counts this state among the process's live ones while it exists.
+    _live: Live,
+}
+
+/// States alive in this process (`acl_status().process_instances`): one per open database that
+/// loaded the extension, so a test can see that closing a database frees its state (nothing the
+/// instance owns may keep the instance alive, spec 006).
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct Live;
+
+impl Default for Live {
+    fn default() -> Live {
+        LIVE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Live
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// How many extension states (database instances) are alive in this process.
+pub fn live_states() -> usize {
+    LIVE.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 impl State {

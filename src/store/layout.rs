@@ -9,6 +9,8 @@ pub enum Ty {
     Text,
     Bool,
     Int,
+    /// Microseconds since the epoch, shown as TIMESTAMP WITH TIME ZONE (listings only).
+    Time,
 }
 
 impl Ty {
@@ -17,6 +19,7 @@ impl Ty {
             Ty::Text => "VARCHAR",
             Ty::Bool => "BOOLEAN",
             Ty::Int => "BIGINT",
+            Ty::Time => "TIMESTAMPTZ",
         }
     }
 }
