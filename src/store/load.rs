@@ -71,7 +71,10 @@ impl Reader<'_> {
         let columns = self.json::<Vec<ColumnJson>>(row, columns)?.map(|cs| {
             cs.into_iter().map(|ColumnJson { name, expr }| Column { name, expr }).collect()
         });
-        Ok(Slice { rls: self.opt(row, rls), columns })
+        let slice = Slice { rls: self.opt(row, rls), columns };
+        // Checked again as at GRANT / CREATE: no subquery in a predicate or a mask.
+        crate::admin::check_stored_slice(&slice).map_err(|e| self.bad(e.to_string()))?;
+        Ok(slice)
     }
 
     fn kind(&self, row: &Row, i: usize) -> Result<FnKind> {
@@ -246,6 +249,8 @@ fn issuers<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Re
             role_claim: rd.text(row, 5)?.to_string(),
             claim_map: rd.json_set(row, 6)?,
         };
+        // The keys must still read as they did at CREATE ISSUER (else every token would fail).
+        crate::auth::IssuerKeys::parse(&issuer).map_err(|e| rd.bad(e.to_string()))?;
         if p.issuers.insert(iss.clone(), issuer).is_some() {
             return Err(rd.bad(format!("two records for issuer {iss}")));
         }

@@ -138,6 +138,11 @@ fn unreadable_records_refuse_the_store() {
     // A body that calls what no body may call, written straight into the store.
     bad(&layout::VIRTUAL_FUNCTIONS, 6, "(SELECT * FROM query('SELECT 1'))");
     bad(&layout::FUNCTION_GRANTS, 5, "maybe");
+    // A subquery in a predicate or a mask (which could read the store itself), or no expression.
+    bad(&layout::CATALOG_GRANTS, 4, "id IN (SELECT 1 FROM aclcat.acl.issuers)");
+    bad(&layout::OBJECT_GRANTS, 6, r#"[{"name":"id","expr":"(SELECT max(keys) FROM acl.issuers)"}]"#);
+    bad(&layout::OBJECTS, 8, "x > 1; DROP TABLE t");
+    bad(&layout::ISSUERS, 1, "hmac:short");
     // A second record under one key.
     let mut tables = rows(&p);
     let i = layout::index(&layout::ROLE_CLAIMS);
