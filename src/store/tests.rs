@@ -4,16 +4,10 @@
 use super::fake::Fake;
 use super::*;
 use crate::error::{Invalid, StoreError};
-use crate::policy::categories::{categorise, HostRow};
+use crate::policy::categories::categorise;
 
 fn host() -> Arc<HostFunctions> {
-    let r = |name: &str, t: &str| HostRow {
-        db: "system".into(),
-        schema: "main".into(),
-        name: name.into(),
-        function_type: t.into(),
-        macro_definition: None,
-    };
+    let r = crate::policy::categories::HostRow::builtin;
     Arc::new(categorise(&[r("lower", "scalar"), r("upper", "scalar"), r("version", "scalar"), r("range", "table")]))
 }
 
