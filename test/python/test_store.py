@@ -46,13 +46,17 @@ def setup(ext):
     return tempfile.mkdtemp(prefix="acl-store-")
 
 
-# ---- restart in a new process -------------------------------------------------------------------
-
-WRITE = r"""
+# Every child script starts so: argv[1] is the extension, argv[2] the test's directory.
+PREAMBLE = r"""
 import sys, duckdb
 ext, d = sys.argv[1], sys.argv[2]
 con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
 con.execute(f"LOAD '{ext}'")
+"""
+
+# ---- restart in a new process -------------------------------------------------------------------
+
+WRITE = PREAMBLE + r"""
 con.execute(f"ATTACH '{d}/phys.db' AS phys")
 con.execute("CREATE TABLE phys.main.orders AS SELECT range AS id, CASE WHEN range % 2 = 0 THEN 'eu' ELSE 'us' END AS region, 'x' || range AS note FROM range(10)")
 con.execute(f"ATTACH '{d}/policy.db' AS aclcat")
@@ -115,11 +119,7 @@ def a_new_process_enforces_the_same_policy(d):
     assert r.stdout.strip() == repr(mine), (r.stdout, mine)
 
 
-READ_PROBES = r"""
-import sys, duckdb
-ext, d = sys.argv[1], sys.argv[2]
-con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-con.execute(f"LOAD '{ext}'")
+READ_PROBES = PREAMBLE + r"""
 con.execute(f"ATTACH '{d}/phys.db' AS phys (READ_ONLY)")
 con.execute(f"ATTACH '{d}/policy.db' AS aclcat")
 con.execute("SELECT acl_use_db('aclcat')")
@@ -135,11 +135,8 @@ print(repr(out))
 
 # ---- kill -9 in a stream of management batches -------------------------------------------------
 
-STREAM = r"""
-import sys, duckdb
-ext, d, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
-con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-con.execute(f"LOAD '{ext}'")
+STREAM = PREAMBLE + r"""
+start = int(sys.argv[3])
 con.execute(f"ATTACH '{d}/policy.db' AS aclcat")
 con.execute("SELECT acl_use_db('aclcat', 'acl', true)")
 print("ready", flush=True)
@@ -157,11 +154,7 @@ while True:
 # one batch's records, by kind: what must all be there or all be missing
 PARTS = 6
 
-VERIFY = r"""
-import sys, duckdb
-ext, d = sys.argv[1], sys.argv[2]
-con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-con.execute(f"LOAD '{ext}'")
+VERIFY = PREAMBLE + r"""
 con.execute(f"ATTACH '{d}/policy.db' AS aclcat")
 con.execute("SELECT acl_use_db('aclcat')")
 seen = {}
@@ -215,6 +208,8 @@ def kill_9_never_leaves_half_a_batch_and_loses_no_acknowledged_one(d):
         assert version == 1 + len(seen), (version, len(seen))
         start = max(set(seen) | acknowledged | {start - 1}) + 1
     assert len(acknowledged) >= ROUNDS, f"too few batches were acknowledged to mean anything: {len(acknowledged)}"
+    print(f"     kill -9 x{ROUNDS}: {len(acknowledged)} batches acknowledged, {len(seen)} in the store, "
+          f"{len(seen) - len(acknowledged)} committed but killed before their acknowledgement was read")
 
 
 # ---- closing the database frees the state --------------------------------------------------------
