@@ -17,7 +17,7 @@ pub fn use_store(state: &State, store: Store, create: bool, in_transaction: bool
     if let Some(current) = state.store() {
         if current.kind() == store.kind() && current.location() == store.location() {
             drop(w);
-            return reload(state);
+            return reload(state, false);
         }
         return Err(StoreError::InUse { current: current.describe(), requested: store.describe() }.into());
     }
@@ -37,7 +37,12 @@ pub fn use_store(state: &State, store: Store, create: bool, in_transaction: bool
 }
 
 /// `acl_reload()`: the store's policy replaces the node's (after direct edits to its tables).
-pub fn reload(state: &State) -> Result<String> {
+/// Not inside an explicit transaction: the store is read on a connection of its own, which would
+/// not see the transaction's own uncommitted edits, and a ROLLBACK would not undo the reload.
+pub fn reload(state: &State, in_transaction: bool) -> Result<String> {
+    if in_transaction {
+        return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
+    }
     let w = state.writer();
     let store = state.store().ok_or(StoreError::MemoryMode)?;
     match store.load(&state.host_functions()) {

@@ -127,7 +127,7 @@ fn a_direct_edit_is_read_by_the_next_batch_and_by_reload() {
     assert_eq!(s.store_status().policy_version, 10);
     edit("second", "20");
     let v = s.policy().version;
-    source::reload(&s).unwrap();
+    source::reload(&s, false).unwrap();
     assert!(s.policy().roles.contains_key("second"));
     assert!(s.policy().version > v, "a reload is a publish: caches start over");
     assert_eq!(s.store_status().policy_version, 20);
@@ -152,7 +152,8 @@ fn a_batch_naming_the_stores_tables_is_refused_when_parsed_and_when_run() {
 #[test]
 fn reload_in_memory_mode_and_use_in_a_transaction_are_refused() {
     let s = state();
-    assert!(matches!(source::reload(&s), Err(AclError::Store(StoreError::MemoryMode))));
+    assert!(matches!(source::reload(&s, false), Err(AclError::Store(StoreError::MemoryMode))));
+    assert!(matches!(source::reload(&s, true), Err(AclError::StatementNotPermitted(_))));
     let fake = Arc::new(Fake::default());
     let e = source::use_store(&s, store(&fake), true, true);
     assert!(matches!(e, Err(AclError::StatementNotPermitted(_))));

@@ -117,7 +117,7 @@ const ACTIONS: &[Action] = &[
     // changes nothing; all of a batch applies, in one transaction, or none of it.
     Action { name: "acl_exec", params: &[table_fn::ANY], run: exec },
     Action { name: "acl_store_use", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_store },
-    Action { name: "acl_store_reload", params: &[], run: |state, _, _| crate::engine::source::reload(state).map(|s| vec![s]) },
+    Action { name: "acl_store_reload", params: &[], run: |state, _, txn| crate::engine::source::reload(state, txn).map(|s| vec![s]) },
 ];
 
 fn exec(state: &State, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {

@@ -8,7 +8,7 @@ use crate::admin::sources;
 use crate::error::{AclError, Result, StoreError};
 use crate::policy::categories::{never_callable, Shipped};
 use crate::policy::functions::{
-    Access, FnBody, FnCategory, FnKind, FnName, FnTarget, FunctionPolicy, HostFunctions, VirtualFunction,
+    Access, Class, FnBody, FnCategory, FnKey, FnKind, FnName, FnTarget, FunctionPolicy, HostFunctions, VirtualFunction,
 };
 use crate::policy::{
     Caps, Catalog, CatalogGrant, Column, Issuer, ObjKey, ObjectGrant, PhysName, Policy, Relation, RelationKind, Role,
@@ -361,7 +361,17 @@ fn functions<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> 
                 crate::sqltext::normalise_body(&mut *q, never_callable).map_err(checked)?;
                 FnBody::Query(q)
             }
-            "alias" => FnBody::Alias(parse(&rd, text, |p| p.parse_object_name(false))?),
+            "alias" => {
+                // As `ALIAS OF` left it: a qualified name of a function that is not never-callable.
+                let n = parse(&rd, text, |p| p.parse_object_name(false))?;
+                let parts: Vec<String> = n.0.iter().map(|x| x.as_ident().map(|i| crate::policy::norm(&i.value)).unwrap_or_default()).collect();
+                let [db, schema, fname] = parts.as_slice() else { return Err(rd.bad("an alias names a function by db.schema.name")) };
+                let key = FnKey { db: db.clone(), schema: schema.clone(), name: fname.clone(), kind };
+                if never_callable(fname) || p.functions.host.get(&key).is_some_and(|h| h.class == Class::Never) {
+                    return Err(rd.bad(format!("an alias of {fname}, which is never callable")));
+                }
+                FnBody::Alias(n)
+            }
             other => return Err(rd.bad(format!("unknown body kind {other:?}"))),
         };
         let f = VirtualFunction { params, body: Arc::new(body), sql: rd.text(row, 7)?.to_string(), comment: rd.opt(row, 8) };

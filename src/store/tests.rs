@@ -137,6 +137,21 @@ fn unreadable_records_refuse_the_store() {
     bad(&layout::OBJECT_GRANTS, 6, r#"[{"name":"id","expr":"(SELECT max(keys) FROM acl.issuers)"}]"#);
     bad(&layout::OBJECTS, 8, "x > 1; DROP TABLE t");
     bad(&layout::ISSUERS, 1, "hmac:short");
+    // An alias of a never-callable function, or one not qualified as ALIAS OF leaves it.
+    let alias = |body: &str| {
+        let mut tables = rows(&p);
+        let i = layout::index(&layout::VIRTUAL_FUNCTIONS);
+        let row = tables.0[i].iter().find(|r| r[5].as_deref() == Some("alias")).cloned().unwrap();
+        let mut changed = row.clone();
+        changed[6] = Some(body.into());
+        tables.0[i].remove(&row);
+        tables.0[i].insert(changed);
+        load(&tables, host(), "t")
+    };
+    assert!(alias("system.main.upper").is_ok());
+    for body in ["system.main.query_table", "system.main.acl_exec", "query", "main.lower"] {
+        assert!(matches!(alias(body), Err(AclError::Store(StoreError::Corrupt { table: "virtual_functions", .. }))), "{body}");
+    }
     // A second record under one key.
     let mut tables = rows(&p);
     let i = layout::index(&layout::ROLE_CLAIMS);
