@@ -92,7 +92,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
     ap.add_argument("--rounds", type=int, default=ROUNDS)
-    ap.add_argument("--cases", default="abcdef", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--cases", default="abcdefg", help="which cases to run, e.g. 'ab'")
     ap.add_argument("--callgrind", metavar="STAGE2_EXTENSION",
                     help="(b) also counts, under valgrind, the instructions the extension's own code runs per "
                          "unprefixed statement; takes stage 2 with a footer (`make bench` builds it), whose "
@@ -198,6 +198,12 @@ def main():
         print()
         memory_case(ext)
 
+    if "g" in args.cases:
+        print()
+        store_case(ext, max(50, rounds // 20), rounds)
+        if args.callgrind:
+            callgrind_case(args.callgrind, store=True)
+
 
 CALLGRIND_CHILD = r"""
 import ctypes, os, sys
@@ -211,16 +217,20 @@ con.execute("CREATE TABLE t AS SELECT range AS id FROM range(100)")
 con.execute("ATTACH ':memory:' AS phys; CREATE TABLE phys.main.o AS SELECT 1 AS id")
 con.execute("ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.o AS phys.main.o; "
             "CREATE ROLE r; GRANT CATALOG sales TO ROLE r WITH (select) MAIN")
+if sys.argv[3] == "store":
+    con.execute(f"ATTACH '{sys.argv[4]}' AS aclcat")
+    con.execute("SELECT acl_use_db('aclcat', 'acl', true)")
 con.execute('ACL ROLE "r" SELECT * FROM o').fetchall()  # the connection now carries our state
 for _ in range(int(sys.argv[2])):
     con.execute("SELECT id FROM t WHERE id = 7").fetchall()
 """
 
 
-def callgrind_case(stage2, statements=1000):
+def callgrind_case(stage2, statements=1000, store=False):
     """(b) instructions: valgrind counts, whatever else the machine does, what the hook and the
     connection state's callbacks run per unprefixed statement (two runs, N and 2N statements,
-    so the one ACL statement and the setup cancel out)."""
+    so the one ACL statement and the setup cancel out). `store`: (g), with a DuckDB-file policy
+    store in use."""
     import re
     import subprocess
     import sys
@@ -231,8 +241,9 @@ def callgrind_case(stage2, statements=1000):
     for n in (statements, 2 * statements):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "cg.out")
+            mode = ["store", os.path.join(d, "policy.db")] if store else ["memory", ""]
             subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c",
-                            CALLGRIND_CHILD, os.path.abspath(stage2), str(n)], check=True, capture_output=True)
+                            CALLGRIND_CHILD, os.path.abspath(stage2), str(n), *mode], check=True, capture_output=True)
             text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
                                   check=True, capture_output=True, text=True).stdout
         ours = program = 0
@@ -245,8 +256,9 @@ def callgrind_case(stage2, statements=1000):
         totals.append((ours, program))
     ours = (totals[1][0] - totals[0][0]) / statements
     program = (totals[1][1] - totals[0][1]) / statements
-    print(f"(b) instructions per unprefixed statement (valgrind): the extension's code {ours:,.0f} of "
-          f"{program:,.0f} in all ({100 * ours / program:.3f}%)   goal: <= 1 us")
+    label = "(g) with a policy store in use" if store else "(b)"
+    print(f"{label} instructions per unprefixed statement (valgrind): the extension's code {ours:,.0f} of "
+          f"{program:,.0f} in all ({100 * ours / program:.3f}%)   goal: " + ("as in (b)" if store else "<= 1 us"))
 
 
 MEMORY_CHILD = r"""
@@ -321,6 +333,47 @@ def memory_case(ext, statements=100):
           f"acl +{grown:.0f} MB in {a['seconds']:.1f} s ({a['outcomes']}), the same expansion by hand "
           f"without the extension +{native:.0f} MB ({n['longest'] // 1024} KiB statements): the extension's "
           f"share +{grown - native:.0f} MB   goal: about its caches' budgets (37 MiB; DuckDB's own part moves by +-10 MB)")
+
+
+def store_case(ext, mgmt_rounds, rounds):
+    """(g) the policy store (spec 006): one management statement in memory mode, with a store in an
+    attached in-memory database and with a store in a DuckDB file (each commit is written to its
+    WAL); then what a store in use costs the statements that never touch it: an unprefixed one and
+    a principal's, repeated and cold, in a database with a file store beside one in memory mode."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        mem, attached, filed = connect(ext), connect(ext), connect(ext)
+        for c in (mem, attached, filed):
+            setup(c)
+            c.execute("CREATE TABLE t AS SELECT range AS id FROM range(100)")
+        attached.execute("ATTACH ':memory:' AS aclcat")
+        attached.execute("SELECT acl_use_db('aclcat', 'acl', true)")
+        filed.execute(f"ATTACH '{os.path.join(d, 'policy.db')}' AS aclcat")
+        filed.execute("SELECT acl_use_db('aclcat', 'acl', true)")
+        # the grant changes each time (select, then select + insert), so every statement writes
+        grant = ["ACL ADMIN GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN",
+                 "ACL ADMIN GRANT CATALOG sales TO ROLE analyst WITH (select, insert) MAIN"]
+        times = {"memory": [], "attached": [], "file": []}
+        for i in range(mgmt_rounds):
+            for name, c in (("memory", mem), ("attached", attached), ("file", filed)):
+                t = time.perf_counter_ns()
+                c.execute(grant[i % 2]).fetchall()
+                times[name].append(time.perf_counter_ns() - t)
+        med = {k: statistics.median(v) / 1000.0 for k, v in times.items()}
+        print(f"(g) one management statement (a catalog grant, {mgmt_rounds} rounds): memory {med['memory']:8.1f} us   "
+              f"store in an attached :memory: database {med['attached']:8.1f} us   store in a DuckDB file "
+              f"{med['file']:8.1f} us   goal: none (a management statement is rare; the file's commit dominates)")
+        q = "SELECT id FROM t WHERE id = 7"
+        a, n = side_by_side(filed, q, mem, q, rounds)
+        report("(g) unprefixed statement, file store in use vs memory mode", a, n, "within noise")
+        p = 'ACL ROLE "analyst" SELECT customer FROM orders WHERE id = 42'
+        a, n = side_by_side(filed, p, mem, p, rounds)
+        report("(g) principal statement (repeated), file store in use vs memory mode", a, n, "within noise")
+        pc = p.replace("= 42", "= {i}")
+        a, n = side_by_side_cold(filed, pc, mem, pc, rounds)
+        report("(g) principal statement (cold), file store in use vs memory mode", a, n, "within noise")
+        for c in (mem, attached, filed):
+            c.close()
 
 
 def metadata_case(ext, rounds, objects=100):

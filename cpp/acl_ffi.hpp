@@ -67,6 +67,9 @@ enum class AclTokenKind : uint8_t {
     Error = 6,
 };
 
+/// The instance's database as the shim keeps it for us: a `weak_ptr<DatabaseInstance>` (opaque).
+struct AclDb;
+
 /// One batch's allowed sets, per statement (opaque to the shim, `AclChecks`).
 struct AclChecks;
 
@@ -160,6 +163,14 @@ AclState *acl_rs_state_new();
 /// # Safety
 /// `state` is null or came from `acl_rs_state_new` and is freed once.
 void acl_rs_state_free(AclState *state);
+
+/// Gives the state the instance's database as a weak pointer (`store::AclDb`, which it owns from
+/// here on, also on a failure), so that `acl_use_db` can open connections to it without keeping
+/// it alive. False on a failure.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `db` came from the shim and is not used by it again.
+bool acl_rs_set_database(const AclState *state, AclDb *db);
 
 /// # Safety
 /// `query` points to `len` readable bytes.
@@ -280,5 +291,11 @@ extern bool acl_shim_schema_objects(duckdb_client_context ctx,
                                     size_t schema_len,
                                     AclColumnSink sink,
                                     void *user);
+
+/// cpp/shim.cpp: a new connection to the instance, or null once it is gone (or on a failure).
+extern duckdb_connection acl_shim_db_connect(const AclDb *db);
+
+/// cpp/shim.cpp: frees the weak pointer (never the instance).
+extern void acl_shim_db_free(AclDb *db);
 
 }  // extern "C"

@@ -26,6 +26,8 @@
 #include "duckdb/planner/planner_extension.hpp"
 #include "duckdb/main/valid_checker.hpp"
 #include "duckdb/transaction/meta_transaction.hpp"
+#include "duckdb/catalog/default/default_functions.hpp"
+#include "duckdb/parser/parsed_data/create_macro_info.hpp"
 
 #include "acl_ffi.hpp"
 

@@ -11,6 +11,12 @@
 
 using namespace acl_shim;
 
+// The instance as the Rust state keeps it (src/ffi/store.rs): weak, so closing the database
+// frees the instance, and with it the state.
+struct AclDb {
+	weak_ptr<DatabaseInstance> db;
+};
+
 namespace {
 
 struct AclParserInfo : public ParserExtensionInfo {
@@ -273,6 +279,16 @@ const void *AccessGetApi(duckdb_extension_info info, const char *) {
 	return &reinterpret_cast<AccessInfo *>(info)->api;
 }
 
+// The reference system's call forms of the policy source (spec 006): positional or named
+// arguments with defaults, which a C API scalar function cannot take and a macro can. Each runs
+// its table function once, when the statement executes (an uncorrelated scalar subquery),
+// qualified so that no macro of a user's schema can stand in for it.
+const DefaultMacro ACL_MACROS[] = {
+    {DEFAULT_SCHEMA, "acl_use_db",
+     "(db, schema := 'acl', init := false) AS (SELECT status FROM system.main.acl_store_use(db, schema, init))"},
+    {DEFAULT_SCHEMA, "acl_reload", "() AS (SELECT status FROM system.main.acl_store_reload())"},
+    {nullptr, nullptr, nullptr}};
+
 void LoadInternal(ExtensionLoader &loader) {
 	auto &db = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(db);
@@ -282,6 +298,14 @@ void LoadInternal(ExtensionLoader &loader) {
 		throw InvalidInputException("acl: could not create the extension state");
 	}
 	auto parser_info = make_shared_ptr<AclParserInfo>(state); // owns state from here on
+	// A weak pointer only: the instance owns the state, so the state must not own the instance.
+	if (!acl_rs_set_database(state, new AclDb {weak_ptr<DatabaseInstance>(db.shared_from_this())})) {
+		throw InvalidInputException("acl: load failed: the instance's database could not be kept");
+	}
+	for (idx_t i = 0; ACL_MACROS[i].name != nullptr; i++) {
+		auto info = DefaultFunctionGenerator::CreateInternalMacroInfo(ACL_MACROS[i]);
+		loader.RegisterFunction(*info);
+	}
 
 	AccessInfo access_info {new DatabaseWrapper(), db.GetExtensionAPIV1(), string()};
 	access_info.wrapper->database = make_shared_ptr<DuckDB>(db);
@@ -323,6 +347,25 @@ void LoadInternal(ExtensionLoader &loader) {
 }
 
 } // namespace
+
+// A connection of the policy store's own (one per store transaction), or null once the instance
+// is gone. The C API's `duckdb_connection` is a `Connection *`; Rust closes it with
+// `duckdb_disconnect`.
+extern "C" duckdb_connection acl_shim_db_connect(const AclDb *db) {
+	try {
+		auto instance = db ? db->db.lock() : nullptr;
+		if (!instance) {
+			return nullptr;
+		}
+		return reinterpret_cast<duckdb_connection>(new Connection(*instance));
+	} catch (...) {
+		return nullptr;
+	}
+}
+
+extern "C" void acl_shim_db_free(AclDb *db) {
+	delete db;
+}
 
 // Called by the Rust cdylib's exported `acl_duckdb_cpp_init` (a cdylib exports only Rust
 // symbols). DuckDB exceptions thrown here unwind through that `C-unwind` frame to DuckDB.

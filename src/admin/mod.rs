@@ -32,6 +32,7 @@ pub use alter::resolve;
 pub use apply::apply;
 pub use issuer::{IssuerSpec, KeySource};
 pub use parse::parse;
+pub use slice::check_stored as check_stored_slice;
 
 /// How a CREATE treats a name that already exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

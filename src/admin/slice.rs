@@ -172,6 +172,24 @@ fn column_items(p: &mut Parser<'_>) -> Result<ColumnsClause> {
     Ok(ColumnsClause { columns: Some(out), not_null })
 }
 
+/// A slice read back from a policy store (spec 006): every expression must parse as one and pass
+/// the checks it passed when it was written, so a direct edit of the store's tables cannot put a
+/// subquery (which could read the store itself) into a predicate or a mask.
+pub fn check_stored(slice: &Slice) -> Result<()> {
+    let exprs = slice.rls.iter().chain(slice.columns.iter().flatten().filter_map(|c| c.expr.as_ref()));
+    for text in exprs {
+        let dialect = sqlparser::dialect::DuckDbDialect {};
+        let unreadable = || AclError::from(Management::Missing { expected: "one SQL expression".into() });
+        let mut p = Parser::new(&dialect).try_with_sql(text).map_err(|_| unreadable())?;
+        let e = p.parse_expr().map_err(|_| unreadable())?;
+        if p.peek_token_ref().token != Token::EOF {
+            return Err(unreadable());
+        }
+        check_expr(&e)?;
+    }
+    Ok(())
+}
+
 /// Policy expressions may not contain subqueries (they would read outside the decision) and
 /// `acl_claim` takes exactly one string literal.
 pub(super) fn check_expr(e: &Expr) -> Result<()> {

@@ -12,34 +12,41 @@ use std::sync::Arc;
 
 
 /// An `ACL ADMIN` batch: each statement is parsed now (syntax errors now, not at execution),
-/// preceded by the statements that validate its policy SQL (`rewrite::validate_management`), and
-/// becomes an `acl_exec` call. Nothing is checked by the second check: the gateway's own.
+/// the statements that validate the policy SQL of each are computed against the policy as the
+/// batch's earlier statements leave it (a dry run on a copy), and the whole batch becomes one
+/// `acl_exec` call, which applies it in one transaction. Nothing is checked by the second
+/// check: the gateway's own.
 pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[&str]) -> Result<Output> {
-    // The policy is applied when acl_exec runs and is not rolled back with a transaction
-    // (nor will the policy store of later issues join one): refused inside an explicit
-    // transaction, here and again when acl_exec runs (a statement prepared before).
+    // The policy is applied when acl_exec runs and is not rolled back with a transaction (nor
+    // does the policy store join one): refused inside an explicit transaction, here and again
+    // when acl_exec runs (a statement prepared before).
     if settings.in_transaction {
         return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
     }
-    let mut sql = Vec::with_capacity(statements.len());
-    // Each statement is checked against the policy as the statements before it in the batch
-    // leave it (a GRANT on a table the batch creates, an ALTER of a view it creates): a copy
-    // they are applied to here, only when there is a statement after them.
-    let mut projected: Option<Policy> = None;
+    let store = state.store();
+    let mut sql = Vec::with_capacity(statements.len() + 1);
+    // The policy after the statements so far; `None` until a statement changed it, and after
+    // one failed (then the batch fails when it runs, and nothing after it needs checking).
+    let mut dry: Option<Policy> = None;
+    let mut checking = true;
     for (i, s) in statements.iter().enumerate() {
         if !crate::admin::is_management(s) {
             return Err(AclError::from(StatementNotPermitted::AdminTakesManagementOnly));
         }
         let cmd = state.commands.parse(s)?;
-        let now = projected.as_ref().unwrap_or(policy);
-        sql.extend(crate::admin::validate::checks(now, &cmd)?);
-        sql.push(admin_call(s));
+        if let Some(store) = &store {
+            crate::store::guard::check_command(store.location(), &store.describe(), &cmd)?;
+        }
+        if !checking {
+            continue;
+        }
+        sql.extend(crate::admin::validate::checks(dry.as_ref().unwrap_or(policy), &cmd)?);
         if i + 1 < statements.len() {
-            // A statement that fails here fails when it runs too, and DuckDB runs nothing after
-            // it: what the copy then holds checks nothing that runs.
-            let _ = crate::admin::apply(projected.get_or_insert_with(|| policy.clone()), &cmd);
+            let next = dry.get_or_insert_with(|| policy.clone());
+            checking = crate::admin::apply(next, &cmd).is_ok();
         }
     }
+    sql.push(admin_call(statements));
     Ok(Output {
         sql: sql.join(";\n"),
         statements: sql.len(),
@@ -52,22 +59,68 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     })
 }
 
-/// Management statements run when DuckDB executes the batch (in order with the rest of it),
-/// through the extension's `acl_exec` table function.
-fn admin_call(stmt: &str) -> String {
-    format!("SELECT * FROM acl_exec('{}')", stmt.replace('\'', "''"))
+/// Management statements run when DuckDB executes the batch (after its validation statements),
+/// through the extension's `acl_exec` table function: one statement as text, several as a list,
+/// all applied in one transaction.
+fn admin_call(statements: &[&str]) -> String {
+    let quoted = |s: &&str| crate::sqltext::literal(s);
+    match statements {
+        [one] => format!("SELECT * FROM acl_exec({})", quoted(one)),
+        many => format!("SELECT * FROM acl_exec([{}])", many.iter().map(quoted).collect::<Vec<_>>().join(", ")),
+    }
 }
 
-/// `acl_exec`: runs one management statement (already split from its batch) against a copy of
-/// the policy and publishes the copy only if it succeeded. `in_transaction`: an explicit
-/// transaction is open where it runs (or that cannot be known), checked when it runs, not when
-/// it was bound: a statement prepared outside a transaction may execute inside one.
+/// `acl_exec` with one statement (tests and callers of the old form).
 pub fn execute(state: &State, sql: &str, in_transaction: bool) -> Result<String> {
+    let mut out = execute_all(state, &[sql], in_transaction)?;
+    Ok(out.pop().unwrap_or_default())
+}
+
+/// `acl_exec`: the statements of one batch (already split), applied in order to one copy of the
+/// policy; with a store in use the difference is written and committed in one store
+/// transaction first (`store::Store::commit`). The copy is published only after all of it
+/// succeeded (and was committed); any failure leaves the previous policy in force. Returns each
+/// statement's status. `in_transaction`: an explicit transaction is open where it runs (or that
+/// cannot be known), checked when it runs, not when it was bound: a statement prepared outside a
+/// transaction may execute inside one.
+pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], in_transaction: bool) -> Result<Vec<String>> {
     if in_transaction {
         return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
     }
-    let cmd = state.commands.parse(sql)?;
-    state.update(|policy| crate::admin::apply(policy, &cmd))
+    let cmds = statements.iter().map(|s| state.commands.parse(s.as_ref())).collect::<Result<Vec<_>>>()?;
+    let w = state.writer();
+    let current = w.current();
+    let store = state.store();
+    let mut change = |p: &mut Policy| -> Result<Vec<String>> {
+        let mut out = Vec::with_capacity(cmds.len());
+        for cmd in &cmds {
+            if let Some(store) = &store {
+                crate::store::guard::check_command(store.location(), &store.describe(), cmd)?;
+            }
+            out.push(crate::admin::apply(p, cmd)?);
+        }
+        Ok(out)
+    };
+    let Some(store) = store.clone() else {
+        let mut next = Policy::clone(&current);
+        let out = change(&mut next)?;
+        w.publish(next);
+        return Ok(out);
+    };
+    let loaded = state.store_status().policy_version;
+    match store.commit(loaded, &current, &mut change) {
+        Ok(done) => {
+            w.publish(done.policy);
+            state.note_store(Ok(done.version));
+            Ok(done.out)
+        }
+        Err(e) => {
+            if matches!(e, AclError::Store(_)) {
+                state.note_store(Err(&e));
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Past this many commands, or these many bytes, the cache starts over (spec 012, "Memory").

@@ -20,13 +20,15 @@ pub mod admin;
 mod kept;
 mod principal;
 mod shapes;
+pub mod listings;
+pub mod source;
 mod state;
 
 pub use admin::Commands;
 pub use kept::{BatchCache, BatchEntry, HostParse};
 pub use principal::owner;
 pub use shapes::{Shape, ShapeCache};
-pub use state::State;
+pub use state::{live_states, HostDb, State, Writer};
 
 use crate::error::{AclError, Result};
 use crate::policy::Policy;
@@ -258,3 +260,5 @@ pub struct Reuse {
 mod tests;
 #[cfg(test)]
 mod txn_tests;
+#[cfg(test)]
+mod source_tests;

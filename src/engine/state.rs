@@ -2,16 +2,26 @@
 //!
 //! Statements read the policy through an `ArcSwap` (no lock on the statement path); management
 //! statements copy it, change the copy and publish it whole, so a failed change is invisible.
+//! With a policy store in use (spec 006) the copy is published only after the store committed it.
 use crate::error::Result;
 use crate::policy::Policy;
+use crate::store::{Store, StoreStatus};
 use arc_swap::ArcSwap;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::Arc;
 
 #[derive(Default)]
 pub struct State {
     policy: ArcSwap<Policy>,
     writer: Mutex<()>,
+    /// The policy store in use (`None`: memory mode), set once under the writer lock. Only
+    /// management, `acl_reload` and `acl_status` touch it: never the statement path.
+    store: parking_lot::RwLock<Option<Arc<Store>>>,
+    /// What `acl_status()` shows of the store, and the store's policy version this node holds.
+    store_status: Mutex<StoreStatus>,
+    /// How this instance reaches its own database (a non-owning handle, set by `ffi` at load),
+    /// for `acl_use_db`; `None` in unit tests.
+    pub host_db: std::sync::OnceLock<Arc<dyn HostDb>>,
     /// Verified tokens, until their `exp` or the next policy change.
     pub tokens: crate::auth::TokenCache,
     /// Rewritten statements by policy version, principal and text.
@@ -30,11 +40,39 @@ pub struct State {
     host: parking_lot::RwLock<Arc<crate::policy::functions::HostFunctions>>,
     /// Test-only faults, fixed at load (none outside a `test-faults` build).
     pub faults: crate::faults::Faults,
+    /// Counts this state among the process's live ones while it exists.
+    _live: Live,
+}
+
+/// States alive in this process (`acl_status().process_instances`): one per open database that
+/// loaded the extension, so a test can see that closing a database frees its state (nothing the
+/// instance owns may keep the instance alive, spec 006).
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct Live;
+
+impl Default for Live {
+    fn default() -> Live {
+        LIVE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Live
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// How many extension states (database instances) are alive in this process.
+pub fn live_states() -> usize {
+    LIVE.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 impl State {
     pub fn new() -> State {
-        State { faults: crate::faults::Faults::from_env(), ..State::default() }
+        let memory = StoreStatus { kind: "memory".into(), healthy: true, ..StoreStatus::default() };
+        State { faults: crate::faults::Faults::from_env(), store_status: Mutex::new(memory), ..State::default() }
     }
 
     /// The version of the published policy (moves with every change).
@@ -48,13 +86,9 @@ impl State {
 
     /// Installs the host's function list (at load) and publishes a snapshot that carries it.
     pub fn set_host_functions(&self, host: crate::policy::functions::HostFunctions) {
-        let host = Arc::new(host);
-        let _w = self.writer.lock();
-        *self.host.write() = host.clone();
-        let mut next = Policy::clone(&self.policy.load());
-        next.functions.host = host;
-        next.version += 1;
-        self.policy.store(Arc::new(next));
+        let w = self.writer();
+        *self.host.write() = Arc::new(host);
+        w.publish(Policy::clone(&w.current()));
     }
 
     pub fn host_functions(&self) -> Arc<crate::policy::functions::HostFunctions> {
@@ -64,10 +98,97 @@ impl State {
     /// Changes a copy of the policy and publishes the copy only if `change` succeeded (one
     /// writer at a time; readers see the old snapshot or the new one, whole).
     pub fn update<T>(&self, change: impl FnOnce(&mut Policy) -> Result<T>) -> Result<T> {
-        let _w = self.writer.lock();
-        let mut next = Policy::clone(&self.policy.load());
+        let w = self.writer();
+        let mut next = Policy::clone(&w.current());
         let out = change(&mut next)?;
-        self.policy.store(Arc::new(next));
+        w.publish(next);
         Ok(out)
+    }
+
+    /// The writer lock: one change (a batch, a store coming into use, a reload) at a time.
+    pub fn writer(&self) -> Writer<'_> {
+        Writer { state: self, _lock: self.writer.lock() }
+    }
+
+    /// The store in use, if any.
+    pub fn store(&self) -> Option<Arc<Store>> {
+        self.store.read().clone()
+    }
+
+    pub fn store_status(&self) -> StoreStatus {
+        self.store_status.lock().clone()
+    }
+
+    /// Records a committed or loaded store policy version (under the writer lock).
+    pub fn note_store(&self, contact: std::result::Result<u64, &crate::error::AclError>) {
+        if let Ok(version) = contact {
+            self.store_status.lock().policy_version = version;
+        }
+        self.note_health(contact.map(|_| ()));
+    }
+
+    /// Records whether the last contact with the store worked (any thread).
+    pub fn note_health(&self, contact: std::result::Result<(), &crate::error::AclError>) {
+        let mut s = self.store_status.lock();
+        match contact {
+            Ok(()) => {
+                s.healthy = true;
+                s.last_error = None;
+                s.last_refresh_ms = now_ms();
+            }
+            Err(e) => {
+                // A store that answered but refused (a conflict, a bad record) is still reachable.
+                if matches!(e, crate::error::AclError::Store(crate::error::StoreError::Unavailable { .. })) {
+                    s.healthy = false;
+                }
+                s.last_error = Some(e.to_string());
+            }
+        }
+    }
+}
+
+/// Opens a policy store in the instance's own database (`acl_use_db`); `ffi` provides it.
+pub trait HostDb: Send + Sync {
+    /// A backend for the store at `catalog.schema` (an attached database of this instance).
+    fn duckdb_store(&self, catalog: &str, schema: &str) -> Arc<dyn crate::store::Backend>;
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Holding the writer lock: the published policy, and the right to publish the next one.
+pub struct Writer<'a> {
+    state: &'a State,
+    _lock: MutexGuard<'a, ()>,
+}
+
+impl Writer<'_> {
+    pub fn current(&self) -> Arc<Policy> {
+        self.state.policy.load_full()
+    }
+
+    /// Publishes `next` whole. It carries the instance's host function list (a policy read from
+    /// a store has none of its own) and a version past the current one, so every cache keyed on
+    /// the version starts over.
+    pub fn publish(&self, mut next: Policy) {
+        let current = self.state.policy.load();
+        next.functions.host = self.state.host_functions();
+        next.version = next.version.max(current.version + 1);
+        self.state.policy.store(Arc::new(next));
+    }
+
+    /// The store comes into use (once: `acl_use_db` refuses a second one).
+    pub fn set_store(&self, store: Arc<Store>, version: u64) {
+        let mut s = self.state.store_status.lock();
+        *s = StoreStatus {
+            kind: store.kind().to_string(),
+            location: store.describe(),
+            healthy: true,
+            last_error: None,
+            last_refresh_ms: now_ms(),
+            policy_version: version,
+        };
+        *self.state.store.write() = Some(store);
     }
 }

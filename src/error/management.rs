@@ -145,6 +145,9 @@ pub enum Invalid {
     ObjectInVirtualSchema { name: String },
     #[error("{name} may not be a physical source: the temp and system databases and the extension's own names are not mapped")]
     PhysicalSource { name: String },
+    /// A physical name that is, or may resolve to, a table of the policy store in use.
+    #[error("{name} may not be a physical source: it is, or may name, a table of the policy store {store}")]
+    StoreSource { name: String, store: String },
     #[error("column \"{column}\" is masked differently by the grant to role \"{role}\"; one principal holding both roles could not be given one mask")]
     MaskConflict { column: String, role: String },
     #[error("claim path \"{path}\" has an empty segment")]

@@ -8,8 +8,10 @@ use thiserror::Error;
 
 mod management;
 mod refusal;
+mod store;
 
 pub use management::{Duplicate, Invalid, KeyProblem, Management, Noun, Syntax};
+pub use store::{why as store_why, StoreError};
 pub use refusal::{
     BadCall, FunctionNotPermitted, LacksCapability, MergeForm, NotGranted, On, ReadOnly, SlicedWrite, Stale,
     StatementNotPermitted, TokenReason, TooLarge, TypeNotPermitted, Uncombinable, Unresolved, Unsupported,
@@ -65,6 +67,9 @@ pub enum AclError {
     /// A management statement that is invalid (it changed nothing).
     #[error("acl: {0}")]
     Invalid(#[from] Invalid),
+    /// The policy store failed or refused (spec 006).
+    #[error("acl: {0}")]
+    Store(#[from] StoreError),
     /// A bug of ours, reported without any statement text.
     #[error("acl: internal error: {detail}")]
     Internal { detail: &'static str },
@@ -92,7 +97,7 @@ impl AclError {
     pub fn class(&self) -> Class {
         match self {
             AclError::Syntax(_) => Class::Syntax,
-            AclError::Invalid(_) => Class::Invalid,
+            AclError::Invalid(_) | AclError::Store(_) => Class::Invalid,
             AclError::Internal { .. } | AclError::SecondCheck { .. } => Class::Internal,
             AclError::LacksCapability(_)
             | AclError::NoSingleRole { .. }

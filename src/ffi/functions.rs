@@ -5,9 +5,10 @@
 //! doubles a clean build for the little this needs.
 use crate::engine::State;
 use libduckdb_sys as sys;
-use super::table_fn::{self, bind_with, drop_box, function_with, TableFn};
+use super::table_fn::{self, bind_with, drop_box, function_with, Param, TableFn};
+use crate::error::AclError;
 use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The C API version we ask the host for.
@@ -40,8 +41,8 @@ pub(super) unsafe fn register(
     // SAFETY: `con` is a live connection of the instance being loaded.
     let result = unsafe {
         // The list is read last, so it includes the extension's own acl_* functions (never).
-        table_fn::register(con, &super::host::LISTING, state.clone())
-            .and_then(|()| table_fn::register(con, &ACL_EXEC, state.clone()))
+        super::listing::register(con, &state)
+            .and_then(|()| ACTIONS.iter().try_for_each(|a| a.register(con, &state)))
             .and_then(|()| table_fn::register(con, &super::view_guard::GUARD, state.clone()))
             .and_then(|()| table_fn::register(con, &super::meta::META, state.clone()))
             .and_then(|()| super::host::load(con, &state))
@@ -50,17 +51,6 @@ pub(super) unsafe fn register(
     unsafe { sys::duckdb_disconnect(&mut con) };
     result
 }
-
-/// `acl_exec('<management statement>') → status`: what `ACL ADMIN …` becomes. It runs when DuckDB
-/// executes the statement, so a batch applies in order and a prepared-but-unexecuted statement
-/// changes nothing.
-const ACL_EXEC: TableFn = TableFn {
-    name: "acl_exec",
-    params: &[sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR],
-    bind: exec_bind,
-    init: exec_init,
-    function: exec_function,
-};
 
 /// Writes the next vector's worth of VARCHAR rows (`cell(row, column)`; `None` is NULL) from
 /// `pos` onward into `output`, and advances `pos`: the scan of a listing held in memory.
@@ -95,20 +85,102 @@ pub(super) unsafe fn emit_rows<'a>(
     }
 }
 
-struct ExecBind {
-    sql: String,
+/// A table function that does something when DuckDB executes it (not when it is bound or
+/// prepared) and returns one status row per thing done: `acl_exec` (a management batch, spec
+/// 001), `acl_store_use` and `acl_store_reload` (behind the macros `acl_use_db` and `acl_reload`,
+/// spec 006).
+struct Action {
+    name: &'static str,
+    params: &'static [Param],
+    run: fn(&State, &[Arg], bool) -> Result<Vec<String>, AclError>,
+}
+
+/// A parameter's value, read at bind.
+enum Arg {
+    Text(Option<String>),
+    List(Option<Vec<String>>),
+    Bool(Option<bool>),
+}
+
+impl Arg {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Arg::Text(t) => t.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+const ACTIONS: &[Action] = &[
+    // `acl_exec('<management statement>')` and `acl_exec(['<statement>', …])`: what `ACL ADMIN …`
+    // becomes. It runs when DuckDB executes the statement, so a prepared-but-unexecuted batch
+    // changes nothing; all of a batch applies, in one transaction, or none of it.
+    Action { name: "acl_exec", params: &[table_fn::ANY], run: exec },
+    Action { name: "acl_store_use", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_store },
+    Action { name: "acl_store_reload", params: &[], run: |state, _, txn| crate::engine::source::reload(state, txn).map(|s| vec![s]) },
+];
+
+fn exec(state: &State, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
+    let statements = match args.first() {
+        Some(Arg::Text(Some(one))) => vec![one.clone()],
+        Some(Arg::List(Some(many))) => many.clone(),
+        // NULL: nothing to parse, refused as an empty statement is.
+        _ => vec![String::new()],
+    };
+    crate::engine::admin::execute_all(state, &statements, in_transaction)
+}
+
+/// `acl_use_db(db, schema := 'acl', init := false)`.
+fn use_store(state: &State, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
+    let catalog = args.first().and_then(Arg::text).unwrap_or_default();
+    let schema = args.get(1).and_then(Arg::text).unwrap_or("acl");
+    let init = matches!(args.get(2), Some(Arg::Bool(Some(true))));
+    if catalog.is_empty() || schema.is_empty() {
+        return Err(crate::error::StoreError::NoCatalog { catalog: catalog.to_string() }.into());
+    }
+    let host = state.host_db.get().ok_or(AclError::internal("the instance's database is not known"))?;
+    let store = crate::store::Store::new(host.duckdb_store(catalog, schema), crate::store::Location::new(Some(catalog), schema));
+    crate::engine::source::use_store(state, store, init, in_transaction).map(|s| vec![s])
+}
+
+/// An action's extra info.
+struct ActionInfo {
+    state: Arc<State>,
+    action: &'static Action,
+}
+
+impl Action {
+    /// # Safety
+    /// `con` is a live connection of the instance being loaded.
+    unsafe fn register(&'static self, con: sys::duckdb_connection, state: &Arc<State>) -> Result<(), String> {
+        let f = TableFn { name: self.name, params: self.params, bind: action_bind, init: action_init, function: action_function };
+        // SAFETY: the function's contract.
+        unsafe { table_fn::register_with(con, &f, ActionInfo { state: state.clone(), action: self }) }
+    }
+}
+
+/// What a bound action keeps until it runs.
+struct Bound {
+    args: Vec<Arg>,
     /// The client context the statement was bound in (and runs in: a plan belongs to its
     /// connection, which outlives it), to see at execution whether a transaction is open.
     context: sys::duckdb_client_context,
 }
 
-impl Drop for ExecBind {
+impl Drop for Bound {
     fn drop(&mut self) {
         if !self.context.is_null() {
             // SAFETY: the wrapper came from duckdb_table_function_get_client_context, freed once.
             unsafe { sys::duckdb_destroy_client_context(&mut self.context) };
         }
     }
+}
+
+/// An action's progress in one execution: its statuses, once it ran, and how many were emitted.
+#[derive(Default)]
+struct Ran {
+    statuses: Option<Vec<String>>,
+    pos: AtomicUsize,
 }
 
 // Declared to the shim by cpp/acl_ffi.hpp, generated from here.
@@ -119,53 +191,65 @@ extern "C" {
 }
 
 /// # Safety
-/// DuckDB calls it with the live bind info of `acl_exec`.
-unsafe extern "C" fn exec_bind(info: sys::duckdb_bind_info) {
-    // SAFETY: DuckDB calls this with a live bind info of acl_exec (one VARCHAR parameter).
+/// DuckDB calls it with the live bind info of an action.
+unsafe extern "C" fn action_bind(info: sys::duckdb_bind_info) {
+    // SAFETY: DuckDB calls this with a live bind info of a function `Action::register`
+    // registered, whose extra info is an `ActionInfo` and whose parameters are its `params`.
     unsafe {
-        bind_with(info, "acl: internal error in acl_exec", || {
+        bind_with(info, "acl: internal error in an acl_* function", || {
+            let extra = &*(sys::duckdb_bind_get_extra_info(info) as *const ActionInfo);
             let mut varchar = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
             let col = CString::new("status").expect("static name");
             sys::duckdb_bind_add_result_column(info, col.as_ptr(), varchar);
             sys::duckdb_destroy_logical_type(&mut varchar);
-            let sql = table_fn::text_param(info, 0).unwrap_or_default();
+            let args = (0..extra.action.params.len() as u64)
+                .zip(extra.action.params)
+                .map(|(i, p)| match p {
+                    Param::Of(t) if *t == sys::DUCKDB_TYPE_DUCKDB_TYPE_ANY => match table_fn::list_param(info, i) {
+                        Some(list) => Arg::List(Some(list)),
+                        None => Arg::Text(table_fn::text_param(info, i)),
+                    },
+                    Param::Of(t) if *t == sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN => Arg::Bool(table_fn::bool_param(info, i)),
+                    Param::Of(_) => Arg::Text(table_fn::text_param(info, i)),
+                })
+                .collect();
             let mut context: sys::duckdb_client_context = std::ptr::null_mut();
             sys::duckdb_table_function_get_client_context(info, &mut context);
-            let data = Box::into_raw(Box::new(ExecBind { sql, context })) as *mut c_void;
-            sys::duckdb_bind_set_bind_data(info, data, Some(drop_box::<ExecBind>));
+            let data = Box::into_raw(Box::new(Bound { args, context })) as *mut c_void;
+            sys::duckdb_bind_set_bind_data(info, data, Some(drop_box::<Bound>));
             Ok(())
         })
     }
 }
 
 /// # Safety
-/// DuckDB calls it with the live init info of `acl_exec`.
-unsafe extern "C" fn exec_init(info: sys::duckdb_init_info) {
-    let data = Box::into_raw(Box::new(AtomicBool::new(false))) as *mut c_void;
+/// DuckDB calls it with the live init info of an action.
+unsafe extern "C" fn action_init(info: sys::duckdb_init_info) {
+    let data = Box::into_raw(Box::new(parking_lot::Mutex::new(Ran::default()))) as *mut c_void;
     // SAFETY: DuckDB owns `data` from here and frees it with `drop_box`.
-    unsafe { sys::duckdb_init_set_init_data(info, data, Some(drop_box::<AtomicBool>)) };
+    unsafe { sys::duckdb_init_set_init_data(info, data, Some(drop_box::<parking_lot::Mutex<Ran>>)) };
 }
 
 /// # Safety
-/// DuckDB calls it with the live function info and output chunk of `acl_exec`.
-unsafe extern "C" fn exec_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
-    // SAFETY: DuckDB calls this with live function info and output of acl_exec, bound and
+/// DuckDB calls it with the live function info and output chunk of an action.
+unsafe extern "C" fn action_function(info: sys::duckdb_function_info, output: sys::duckdb_data_chunk) {
+    // SAFETY: DuckDB calls this with live function info and output of an action, bound and
     // initialised by the callbacks above.
     unsafe {
-        function_with(info, "acl: internal error in acl_exec", || {
-            let done = &*(sys::duckdb_function_get_init_data(info) as *const AtomicBool);
-            if done.swap(true, Ordering::SeqCst) {
-                sys::duckdb_data_chunk_set_size(output, 0);
-                return Ok(());
+        function_with(info, "acl: internal error in an acl_* function", || {
+            let ran = &*(sys::duckdb_function_get_init_data(info) as *const parking_lot::Mutex<Ran>);
+            let mut ran = ran.lock();
+            if ran.statuses.is_none() {
+                let extra = &*(sys::duckdb_function_get_extra_info(info) as *const ActionInfo);
+                let bound = &*(sys::duckdb_function_get_bind_data(info) as *const Bound);
+                // No context: an explicit transaction cannot be ruled out (fail closed).
+                let in_transaction = bound.context.is_null() || acl_shim_explicit_transaction(bound.context);
+                let statuses = (extra.action.run)(&extra.state, &bound.args, in_transaction).map_err(|e| e.to_string())?;
+                ran.statuses = Some(statuses);
             }
-            let state = &*(sys::duckdb_function_get_extra_info(info) as *const Arc<State>);
-            let bind = &*(sys::duckdb_function_get_bind_data(info) as *const ExecBind);
-            // No context: an explicit transaction cannot be ruled out (fail closed).
-            let in_transaction = bind.context.is_null() || acl_shim_explicit_transaction(bind.context);
-            let status = crate::engine::admin::execute(state, &bind.sql, in_transaction).map_err(|e| e.to_string())?;
-            let vector = sys::duckdb_data_chunk_get_vector(output, 0);
-            sys::duckdb_vector_assign_string_element_len(vector, 0, status.as_ptr() as *const _, status.len() as u64);
-            sys::duckdb_data_chunk_set_size(output, 1);
+            let ran = &*ran;
+            let statuses = ran.statuses.as_deref().unwrap_or_default();
+            emit_rows(output, &ran.pos, statuses.len(), 1, |r, _| Some(statuses[r].as_str()));
             Ok(())
         })
     }

@@ -42,7 +42,7 @@ extern "C" {
 
 pub(super) const META: super::table_fn::TableFn = super::table_fn::TableFn {
     name: "acl_meta",
-    params: &[sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR, sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR],
+    params: &[super::table_fn::Param::VARCHAR, super::table_fn::Param::VARCHAR],
     bind: meta_bind,
     init: meta_init,
     function: meta_function,

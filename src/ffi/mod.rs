@@ -3,7 +3,10 @@
 mod abi;
 mod functions;
 mod host;
+mod listing;
 mod meta;
+mod sql;
+mod store;
 mod table_fn;
 mod view_guard;
 
@@ -57,6 +60,21 @@ pub unsafe extern "C" fn acl_rs_state_free(state: *mut State) {
         // SAFETY: the caller's contract: the shim's reference, given up here.
         let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Arc::from_raw(state as *const State) })));
     }
+}
+
+/// Gives the state the instance's database as a weak pointer (`store::AclDb`, which it owns from
+/// here on, also on a failure), so that `acl_use_db` can open connections to it without keeping
+/// it alive. False on a failure.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `db` came from the shim and is not used by it again.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_set_database(state: *const State, db: *mut store::AclDb) -> bool {
+    // SAFETY: the caller's contract: `db` is ours from here on, freed when the value drops.
+    let weak = std::sync::Arc::new(unsafe { store::WeakDb::new(db) });
+    // SAFETY: the caller's contract: the state lives for the call.
+    let state = unsafe { &*state };
+    catch_unwind(AssertUnwindSafe(|| state.host_db.set(Arc::new(store::InstanceDb(weak))).is_ok())).unwrap_or(false)
 }
 
 /// # Safety

@@ -7,10 +7,35 @@ use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+/// A parameter's type.
+#[derive(Clone, Copy)]
+pub(super) enum Param {
+    Of(sys::DUCKDB_TYPE),
+}
+
+/// Any type: the bind reads what came (a table function registered twice under one name through
+/// the C API keeps only the first, so `acl_exec` takes a text or a list in one parameter).
+pub(super) const ANY: Param = Param::Of(sys::DUCKDB_TYPE_DUCKDB_TYPE_ANY);
+
+impl Param {
+    pub const VARCHAR: Param = Param::Of(sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+    pub const BOOLEAN: Param = Param::Of(sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
+
+    /// A new logical type the caller destroys.
+    ///
+    /// # Safety
+    /// The C API is initialised.
+    pub unsafe fn logical_type(self) -> sys::duckdb_logical_type {
+        let Param::Of(t) = self;
+        // SAFETY: the function's contract.
+        unsafe { sys::duckdb_create_logical_type(t) }
+    }
+}
+
 /// A table function: its name, parameter types and callbacks.
 pub(super) struct TableFn {
     pub name: &'static str,
-    pub params: &'static [sys::DUCKDB_TYPE],
+    pub params: &'static [Param],
     pub bind: unsafe extern "C" fn(sys::duckdb_bind_info),
     pub init: unsafe extern "C" fn(sys::duckdb_init_info),
     pub function: unsafe extern "C" fn(sys::duckdb_function_info, sys::duckdb_data_chunk),
@@ -21,19 +46,28 @@ pub(super) struct TableFn {
 /// # Safety
 /// `con` is a live connection of the instance being loaded.
 pub(super) unsafe fn register(con: sys::duckdb_connection, f: &TableFn, state: Arc<State>) -> Result<(), String> {
+    // SAFETY: the function's contract.
+    unsafe { register_with(con, f, state) }
+}
+
+/// Registers `f` on `con` with `extra` as its extra info (owned by the function from then on).
+///
+/// # Safety
+/// `con` is a live connection of the instance being loaded.
+pub(super) unsafe fn register_with<E: Send + 'static>(con: sys::duckdb_connection, f: &TableFn, extra: E) -> Result<(), String> {
     // SAFETY: every handle created here is destroyed here; `extra` is owned by the function from
     // then on (freed by `drop_box` when DuckDB drops the function).
     unsafe {
         let mut tf = sys::duckdb_create_table_function();
         let name = CString::new(f.name).map_err(|_| "a function name holds NUL".to_string())?;
         sys::duckdb_table_function_set_name(tf, name.as_ptr());
-        for &t in f.params {
-            let mut ty = sys::duckdb_create_logical_type(t);
+        for &p in f.params {
+            let mut ty = p.logical_type();
             sys::duckdb_table_function_add_parameter(tf, ty);
             sys::duckdb_destroy_logical_type(&mut ty);
         }
-        let extra = Box::into_raw(Box::new(state)) as *mut c_void;
-        sys::duckdb_table_function_set_extra_info(tf, extra, Some(drop_box::<Arc<State>>));
+        let extra = Box::into_raw(Box::new(extra)) as *mut c_void;
+        sys::duckdb_table_function_set_extra_info(tf, extra, Some(drop_box::<E>));
         sys::duckdb_table_function_set_bind(tf, Some(f.bind));
         sys::duckdb_table_function_set_init(tf, Some(f.init));
         sys::duckdb_table_function_set_function(tf, Some(f.function));
@@ -99,20 +133,62 @@ pub(super) unsafe fn function_with(info: sys::duckdb_function_info, on_panic: &s
     }
 }
 
+/// A value as text (`None`: a null pointer or NULL). The value stays the caller's.
+///
+/// # Safety
+/// `value` is null or a live value.
+unsafe fn value_text(value: sys::duckdb_value) -> Option<String> {
+    // SAFETY: the function's contract; the string DuckDB makes is freed after it was copied.
+    unsafe {
+        if value.is_null() || sys::duckdb_is_null_value(value) {
+            return None;
+        }
+        let text = sys::duckdb_get_varchar(value);
+        if text.is_null() {
+            return None;
+        }
+        let out = CStr::from_ptr(text).to_string_lossy().into_owned();
+        sys::duckdb_free(text as *mut c_void);
+        Some(out)
+    }
+}
+
 /// Parameter `i` as text (`None`: NULL).
 ///
 /// # Safety
 /// `info` is the live bind info of a function with at least `i + 1` parameters.
 pub(super) unsafe fn text_param(info: sys::duckdb_bind_info, i: u64) -> Option<String> {
-    // SAFETY: `info` is the live bind info of the callback; the value and the string it
-    // yields are ours to destroy/free, and are, after being copied.
+    // SAFETY: `info` is the live bind info of the callback; the value is ours to destroy, and is.
     unsafe {
         let mut value = sys::duckdb_bind_get_parameter(info, i);
-        let text = if value.is_null() || sys::duckdb_is_null_value(value) { std::ptr::null_mut() } else { sys::duckdb_get_varchar(value) };
-        let out = (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
-        if !text.is_null() {
-            sys::duckdb_free(text as *mut c_void);
-        }
+        let out = value_text(value);
+        sys::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
+/// Parameter `i` as a list of texts (`None`: NULL or not a list; a NULL item is an empty text).
+///
+/// # Safety
+/// As `text_param`.
+pub(super) unsafe fn list_param(info: sys::duckdb_bind_info, i: u64) -> Option<Vec<String>> {
+    // SAFETY: as in `text_param`; every child value is destroyed after it was read, and the
+    // value's type belongs to the value (not destroyed).
+    unsafe {
+        let mut value = sys::duckdb_bind_get_parameter(info, i);
+        let is_list = !value.is_null()
+            && !sys::duckdb_is_null_value(value)
+            && sys::duckdb_get_type_id(sys::duckdb_get_value_type(value)) == sys::DUCKDB_TYPE_DUCKDB_TYPE_LIST;
+        let out = is_list.then(|| {
+            (0..sys::duckdb_get_list_size(value))
+                .map(|k| {
+                    let mut child = sys::duckdb_get_list_child(value, k);
+                    let text = value_text(child).unwrap_or_default();
+                    sys::duckdb_destroy_value(&mut child);
+                    text
+                })
+                .collect()
+        });
         sys::duckdb_destroy_value(&mut value);
         out
     }

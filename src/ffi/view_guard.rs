@@ -10,17 +10,13 @@ use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::table_fn::Param;
+
 const NAME: &str = "acl_view_guard";
 
 pub(super) const GUARD: super::table_fn::TableFn = super::table_fn::TableFn {
     name: NAME,
-    params: &[
-        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
-        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
-        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
-        sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN,
-        sys::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
-    ],
+    params: &[Param::VARCHAR, Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN, Param::VARCHAR],
     bind: guard_bind,
     init: guard_init,
     function: guard_function,

@@ -84,6 +84,14 @@ pub struct HostRow {
     pub macro_definition: Option<String>,
 }
 
+#[cfg(test)]
+impl HostRow {
+    /// A built-in of the system database (the tests' host lists).
+    pub fn builtin(name: &str, function_type: &str) -> HostRow {
+        HostRow { db: "system".into(), schema: "main".into(), name: name.into(), function_type: function_type.into(), macro_definition: None }
+    }
+}
+
 /// DuckDB turns these bare words into function calls when no column of that name is in scope;
 /// the value is the function it calls.
 pub const SQL_VALUE_FUNCTIONS: [(&str, &str); 11] = [

@@ -83,7 +83,7 @@ pub struct HostFn {
 
 /// The host's functions, categorised once at load. Pragma functions are listed apart: they run
 /// only through PRAGMA/CALL, which no principal may use, so they have no key.
-#[derive(Default)]
+#[derive(Default, PartialEq)]
 pub struct HostFunctions {
     fns: Vec<HostFn>,
     /// Lower-case name → indexes into `fns`, in DuckDB's search order (main, pg_catalog, others).
@@ -254,7 +254,7 @@ pub struct VirtualFunction {
 /// `(catalog, schema, name, kind)`, lower-case.
 pub type VirtualKey = (String, String, String, FnKind);
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FunctionPolicy {
     /// The host's functions (shared by every policy snapshot of the instance).
     pub host: Arc<HostFunctions>,

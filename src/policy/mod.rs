@@ -45,7 +45,7 @@ pub enum RelationKind {
     View(String),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Relation {
     pub kind: RelationKind,
     pub comment: Option<String>,
@@ -148,7 +148,7 @@ impl Slice {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Catalog {
     pub comment: Option<String>,
     /// Keyed by `(schema, name)`, lower-case.
@@ -192,7 +192,7 @@ impl ObjectGrant {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Role {
     pub catalog_grants: BTreeMap<String, CatalogGrant>,
     pub object_grants: BTreeMap<ObjKey, ObjectGrant>,
@@ -234,9 +234,12 @@ pub enum Unmapped {
     Ignore,
 }
 
-#[derive(Clone, Debug, Default)]
+/// Comparable (`PartialEq`) so that a policy read back from a store can be checked against the
+/// one written (the `version` counts publishes on this node and is compared too: set it first).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Policy {
-    /// Bumped by every change; caches key on it.
+    /// Bumped by every change and every publish on this node (a reload from the store included);
+    /// caches key on it. The store's own policy version is kept apart (`store::StoreStatus`).
     pub version: u64,
     pub catalogs: BTreeMap<String, Catalog>,
     pub roles: im::OrdMap<String, Role>,

@@ -2,20 +2,14 @@
 //! `statement_allowed`.
 use super::{statement_allowed, FnGate};
 use crate::authz::{Grant, GrantKind, Granted, Principal, Used, View};
-use crate::policy::categories::{categorise, HostRow};
+use crate::policy::categories::categorise;
 use crate::policy::functions::FnKey;
 use crate::policy::{Caps, ObjKey, Policy};
 use std::sync::Arc;
 
 fn policy() -> Policy {
     let mut p = Policy::default();
-    let r = |name: &str, t: &str| HostRow {
-        db: "system".into(),
-        schema: "main".into(),
-        name: name.into(),
-        function_type: t.into(),
-        macro_definition: None,
-    };
+    let r = crate::policy::categories::HostRow::builtin;
     let host = categorise(&[r("lower", "scalar"), r("getvariable", "scalar")]);
     p.functions.host = Arc::new(host.with_types(super::types::BUILTIN_TYPES.iter().copied()));
     for s in [

@@ -32,8 +32,14 @@ pub trait Backend: Send + Sync {
     fn kind(&self) -> &'static str;
     /// Where the store is, with no credential in it (for `acl_status()` and messages).
     fn describe(&self) -> String;
-    /// Runs `work` in one transaction: commits if it returns `Ok`, rolls back otherwise.
+    /// Runs `work` in one transaction: commits if it returns `Ok`, rolls back otherwise. A
+    /// store that cannot be reached is `StoreError::Unavailable`; a statement or a commit the
+    /// store refuses is `StoreError::Failed` (with no credential in either).
     fn transaction(&self, work: &mut dyn FnMut(&mut dyn Txn) -> crate::error::Result<()>) -> crate::error::Result<()>;
+    /// Whether `Txn::execute` reports the rows it changed (so a lost version race is seen).
+    fn counts_changes(&self) -> bool {
+        true
+    }
 }
 
 /// What `acl_status()` shows of the store.
@@ -49,4 +55,237 @@ pub struct StoreStatus {
     pub last_error: Option<String>,
     /// Unix milliseconds of the last successful read of the store's version (0: never).
     pub last_refresh_ms: u64,
+    /// The store's policy version as this node last saw it (0 in memory mode).
+    pub policy_version: u64,
+}
+
+pub mod guard;
+pub mod layout;
+mod load;
+pub mod rows;
+mod sql;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+pub(crate) mod fake;
+
+pub use layout::SCHEMA_VERSION;
+pub use load::load;
+pub use rows::{rows, Tables};
+
+use crate::error::{AclError, Result, StoreError};
+use crate::policy::functions::HostFunctions;
+use crate::policy::Policy;
+use std::sync::Arc;
+
+/// Where a store's tables are: `catalog.schema` (DuckDB: an attached database), or a schema of
+/// the database a connection reaches (PostgreSQL: `catalog` is `None`). Lower-case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub catalog: Option<String>,
+    pub schema: String,
+}
+
+impl Location {
+    pub fn new(catalog: Option<&str>, schema: &str) -> Location {
+        Location { catalog: catalog.map(crate::policy::norm), schema: crate::policy::norm(schema) }
+    }
+
+    /// `catalog.schema` (or `schema`), for messages and `acl_status()`.
+    pub fn shown(&self) -> String {
+        match &self.catalog {
+            Some(c) => format!("{c}.{}", self.schema),
+            None => self.schema.clone(),
+        }
+    }
+}
+
+/// A policy store: a backend and where in it the tables are.
+pub struct Store {
+    backend: Arc<dyn Backend>,
+    location: Location,
+}
+
+/// What `Store::open` found.
+#[derive(Debug)]
+pub enum Opened {
+    /// The store was created and the memory policy written into it.
+    Created { version: u64 },
+    /// The store held a policy (it replaces the memory's).
+    Loaded { policy: Policy, version: u64 },
+}
+
+/// A batch committed to the store.
+#[derive(Debug)]
+pub struct Committed<T> {
+    /// The policy now in the store (carrying the caller's host list and node version + changes).
+    pub policy: Policy,
+    /// The store's policy version after the commit.
+    pub version: u64,
+    /// The store had moved on since the node loaded it: the batch was applied to its policy.
+    pub reloaded: bool,
+    pub out: T,
+}
+
+impl Store {
+    pub fn new(backend: Arc<dyn Backend>, location: Location) -> Store {
+        Store { backend, location }
+    }
+
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    pub fn kind(&self) -> &'static str {
+        self.backend.kind()
+    }
+
+    /// Where the store is, without credentials.
+    pub fn describe(&self) -> String {
+        self.backend.describe()
+    }
+
+    fn sql(&self) -> sql::Sql<'_> {
+        sql::Sql { dialect: self.backend.dialect(), location: &self.location }
+    }
+
+    /// A failure to reach the store's `meta`: the store is unavailable.
+    fn unavailable(&self, e: AclError) -> AclError {
+        match e {
+            AclError::Store(StoreError::Failed { why, .. }) => StoreError::Unavailable { location: self.describe(), why }.into(),
+            other => other,
+        }
+    }
+
+    /// `meta`'s policy version, checking the schema version. `None`: the location has no store.
+    fn read_meta(&self, txn: &mut dyn Txn) -> Result<Option<u64>> {
+        let sql = self.sql();
+        if let Some(q) = sql.catalog_exists() {
+            if count(txn.query(&q).map_err(|e| self.unavailable(e))?) == 0 {
+                let catalog = self.location.catalog.clone().unwrap_or_default();
+                return Err(StoreError::Unavailable { location: self.describe(), why: format!("no attached database named \"{catalog}\"") }.into());
+            }
+        }
+        if count(txn.query(&sql.meta_exists()).map_err(|e| self.unavailable(e))?) == 0 {
+            return Ok(None);
+        }
+        let rows = txn.query(&sql.read_meta()).map_err(|e| self.unavailable(e))?;
+        let corrupt = |why: &str| AclError::from(StoreError::Corrupt { location: self.describe(), table: layout::META.name, why: why.into() });
+        let [row] = rows.as_slice() else { return Err(corrupt("meta must hold exactly one row")) };
+        let found = row.first().cloned().flatten().unwrap_or_else(|| "NULL".into());
+        if found != SCHEMA_VERSION.to_string() {
+            return Err(StoreError::SchemaVersion { location: self.describe(), found, expected: SCHEMA_VERSION }.into());
+        }
+        let version = row.get(1).cloned().flatten().and_then(|v| v.parse::<u64>().ok());
+        version.map(Some).ok_or_else(|| corrupt("policy_version is not a number"))
+    }
+
+    fn read_tables(&self, txn: &mut dyn Txn) -> Result<Tables> {
+        let sql = self.sql();
+        let mut tables = Tables::empty();
+        for (i, t) in layout::TABLES.iter().enumerate() {
+            for row in txn.query(&sql.select(t))? {
+                if row.len() != t.width() {
+                    return Err(AclError::internal("the store returned a row of the wrong width"));
+                }
+                tables.0[i].insert(row);
+            }
+        }
+        Ok(tables)
+    }
+
+    fn load_in(&self, txn: &mut dyn Txn, host: &Arc<HostFunctions>) -> Result<Policy> {
+        let tables = self.read_tables(txn)?;
+        let policy = load(&tables, host.clone(), &self.describe())?;
+        guard::check_policy(&self.location, &self.describe(), &policy)?;
+        Ok(policy)
+    }
+
+    /// Comes into use: loads the store's policy; or, with `create` and no store at the location,
+    /// creates the tables and writes `memory` into them (one transaction either way).
+    pub fn open(&self, create: bool, memory: &Policy) -> Result<Opened> {
+        let mut opened = None;
+        self.backend.transaction(&mut |txn| {
+            opened = Some(match self.read_meta(txn)? {
+                Some(version) => Opened::Loaded { policy: self.load_in(txn, &memory.functions.host)?, version },
+                None if !create => return Err(StoreError::Missing { location: self.describe() }.into()),
+                None => {
+                    guard::check_policy(&self.location, &self.describe(), memory)?;
+                    let sql = self.sql();
+                    txn.execute(&sql.create_schema())?;
+                    txn.execute(&sql.create_table(&layout::META))?;
+                    for t in layout::TABLES {
+                        txn.execute(&sql.create_table(t))?;
+                    }
+                    txn.execute(&sql.insert_meta(SCHEMA_VERSION, 1))?;
+                    for stmt in sql.diff(&Tables::empty(), &rows(memory)) {
+                        txn.execute(&stmt)?;
+                    }
+                    Opened::Created { version: 1 }
+                }
+            });
+            Ok(())
+        })?;
+        opened.ok_or_else(|| AclError::internal("the store's transaction did not run"))
+    }
+
+    /// The store's policy and version, read again (`acl_reload()`).
+    pub fn load(&self, host: &Arc<HostFunctions>) -> Result<(Policy, u64)> {
+        let mut out = None;
+        self.backend.transaction(&mut |txn| {
+            let version = self.read_meta(txn)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?;
+            out = Some((self.load_in(txn, host)?, version));
+            Ok(())
+        })?;
+        out.ok_or_else(|| AclError::internal("the store's transaction did not run"))
+    }
+
+    /// The store's policy version now (`acl_status()` asks, to say whether the store answers).
+    pub fn version(&self) -> Result<u64> {
+        let mut out = None;
+        self.backend.transaction(&mut |txn| {
+            out = Some(self.read_meta(txn)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?);
+            Ok(())
+        })?;
+        out.ok_or_else(|| AclError::internal("the store's transaction did not run"))
+    }
+
+    /// One management batch, in one store transaction: `change` is applied to a copy of
+    /// `current` (or, if the store's version is no longer `loaded`, of the store's own policy,
+    /// read in the same transaction), the difference is written, the version moves on, and the
+    /// transaction commits. Any failure rolls everything back and is returned.
+    pub fn commit<T>(&self, loaded: u64, current: &Policy, change: &mut dyn FnMut(&mut Policy) -> Result<T>) -> Result<Committed<T>> {
+        let mut done = None;
+        self.backend.transaction(&mut |txn| {
+            let version = self.read_meta(txn)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?;
+            let reloaded = version != loaded;
+            let base = if reloaded {
+                let mut p = self.load_in(txn, &current.functions.host)?;
+                p.version = current.version;
+                p
+            } else {
+                current.clone()
+            };
+            let mut next = base.clone();
+            let out = change(&mut next)?;
+            let failed = |e: AclError| match e {
+                AclError::Store(_) => e,
+                other => StoreError::Failed { location: self.describe(), why: other.to_string() }.into(),
+            };
+            for stmt in self.sql().diff(&rows(&base), &rows(&next)) {
+                txn.execute(&stmt).map_err(failed)?;
+            }
+            if txn.execute(&self.sql().bump_meta(version, version + 1)).map_err(failed)? == 0 && self.backend.counts_changes() {
+                return Err(StoreError::Failed { location: self.describe(), why: "another writer moved the policy version".into() }.into());
+            }
+            done = Some(Committed { policy: next, version: version + 1, reloaded, out });
+            Ok(())
+        })?;
+        done.ok_or_else(|| AclError::internal("the store's transaction did not run"))
+    }
+}
+
+/// The one cell of a `count(*)` query.
+fn count(rows: Vec<Row>) -> u64 {
+    rows.first().and_then(|r| r.first().cloned().flatten()).and_then(|c| c.parse().ok()).unwrap_or(0)
 }

@@ -41,13 +41,7 @@ type Parsed = Vec<(RefKind, u32, Vec<&'static str>)>;
 
 /// The built-ins the tests' parses call bare.
 fn host() -> HostFunctions {
-    let r = |name: &str, t: &str| crate::policy::categories::HostRow {
-        db: "system".into(),
-        schema: "main".into(),
-        name: name.into(),
-        function_type: t.into(),
-        macro_definition: None,
-    };
+    let r = crate::policy::categories::HostRow::builtin;
     crate::policy::categories::categorise(&[
         r("+", "scalar"),
         r("=", "scalar"),

@@ -2,7 +2,7 @@
 //! column rule (every expression of a write names only granted columns).
 use crate::authz::{Principal, View};
 use crate::error::{AclError, MergeForm, NotGranted, ReadOnly, SlicedWrite, Unsupported};
-use crate::policy::categories::{categorise, HostRow};
+use crate::policy::categories::categorise;
 use crate::policy::Policy;
 use crate::rewrite::{statement, statement_allowed, FnGate};
 use std::sync::Arc;
@@ -12,13 +12,7 @@ use std::sync::Arc;
 /// not ssn, `r3` both (its predicate calls a function). `other` is not sliced.
 fn policy() -> Policy {
     let mut p = Policy::default();
-    let host = |name: &str, t: &str| HostRow {
-        db: "system".into(),
-        schema: "main".into(),
-        name: name.into(),
-        function_type: t.into(),
-        macro_definition: None,
-    };
+    let host = crate::policy::categories::HostRow::builtin;
     p.functions.host = Arc::new(categorise(&[
         host("error", "scalar"),
         host("lower", "scalar"),

@@ -1,0 +1,139 @@
+//! The DuckDB policy store (spec 006): the store's SQL runs on a connection of its own to the
+//! same database instance, opened for one transaction and closed after it.
+//!
+//! The instance owns the extension's state (its functions and parser extension hold it), so the
+//! state must not own the instance: a `DuckDB` or `DatabaseWrapper` in it would keep the instance
+//! alive for ever (closing the database would free nothing, and the file would stay locked).
+//! The shim hands us a `weak_ptr<DatabaseInstance>` (`AclDb`) instead; each transaction locks it
+//! for the lifetime of one `Connection` (which holds the instance, as any connection does, only
+//! while it is open). Once the instance is gone the weak pointer is empty and the store is
+//! unavailable.
+use crate::error::{store_why, AclError, Result, StoreError};
+use crate::store::{Backend, Dialect, Row, Txn};
+use libduckdb_sys as sys;
+use std::sync::Arc;
+
+/// The instance's database as the shim keeps it for us: a `weak_ptr<DatabaseInstance>` (opaque).
+pub struct AclDb {
+    _private: [u8; 0],
+}
+
+// Declared to the shim by cpp/acl_ffi.hpp, generated from here. `AclDb` is opaque on this side
+// (the shim defines it): only pointers to it cross, so its Rust layout does not matter.
+#[allow(improper_ctypes)]
+extern "C" {
+    /// cpp/shim.cpp: a new connection to the instance, or null once it is gone (or on a failure).
+    fn acl_shim_db_connect(db: *const AclDb) -> sys::duckdb_connection;
+    /// cpp/shim.cpp: frees the weak pointer (never the instance).
+    fn acl_shim_db_free(db: *mut AclDb);
+}
+
+/// Owns the shim's `AclDb`.
+pub(super) struct WeakDb(*mut AclDb);
+
+// SAFETY: a `weak_ptr` may be locked from any thread (each lock is a const, atomic operation), and
+// the pointer is freed once, in `drop`.
+unsafe impl Send for WeakDb {}
+// SAFETY: as above: `connect` only reads it.
+unsafe impl Sync for WeakDb {}
+
+impl WeakDb {
+    /// # Safety
+    /// `db` came from the shim and is given up to this value.
+    pub(super) unsafe fn new(db: *mut AclDb) -> WeakDb {
+        WeakDb(db)
+    }
+
+    fn connect(&self) -> Option<Connection> {
+        // SAFETY: `self.0` is the live weak pointer this value owns.
+        let con = unsafe { acl_shim_db_connect(self.0) };
+        (!con.is_null()).then_some(Connection(con))
+    }
+}
+
+impl Drop for WeakDb {
+    fn drop(&mut self) {
+        // SAFETY: the pointer this value owns, freed once.
+        unsafe { acl_shim_db_free(self.0) }
+    }
+}
+
+/// A connection of our own, closed when dropped (an open transaction is then rolled back).
+struct Connection(sys::duckdb_connection);
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // SAFETY: a connection `acl_shim_db_connect` made (a `Connection*`, as the C API's),
+        // disconnected once.
+        unsafe { sys::duckdb_disconnect(&mut self.0) }
+    }
+}
+
+/// How `engine::source` opens a store in this instance's own database.
+pub(super) struct InstanceDb(pub Arc<WeakDb>);
+
+impl crate::engine::HostDb for InstanceDb {
+    fn duckdb_store(&self, catalog: &str, schema: &str) -> Arc<dyn Backend> {
+        Arc::new(DuckDbBackend { db: self.0.clone(), shown: crate::store::Location::new(Some(catalog), schema).shown() })
+    }
+}
+
+/// A store in an attached database of the instance.
+pub(super) struct DuckDbBackend {
+    db: Arc<WeakDb>,
+    shown: String,
+}
+
+struct DuckTxn<'a> {
+    con: &'a Connection,
+    shown: &'a str,
+}
+
+impl DuckTxn<'_> {
+    fn failed(&self, message: String) -> AclError {
+        StoreError::Failed { location: self.shown.to_string(), why: store_why(&message) }.into()
+    }
+}
+
+impl Txn for DuckTxn<'_> {
+    fn query(&mut self, sql: &str) -> Result<Vec<Row>> {
+        // SAFETY: the connection is open for the transaction.
+        unsafe { super::sql::query_rows(self.con.0, sql) }.map_err(|m| self.failed(m))
+    }
+
+    fn execute(&mut self, sql: &str) -> Result<u64> {
+        // SAFETY: as above.
+        unsafe { super::sql::execute(self.con.0, sql) }.map_err(|m| self.failed(m))
+    }
+}
+
+impl Backend for DuckDbBackend {
+    fn dialect(&self) -> Dialect {
+        Dialect::DuckDb
+    }
+
+    fn kind(&self) -> &'static str {
+        "duckdb"
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+
+    fn transaction(&self, work: &mut dyn FnMut(&mut dyn Txn) -> Result<()>) -> Result<()> {
+        let unavailable = |why: &str| AclError::from(StoreError::Unavailable { location: self.shown.clone(), why: store_why(why) });
+        let con = self.db.connect().ok_or_else(|| unavailable("the database is closed"))?;
+        let mut txn = DuckTxn { con: &con, shown: &self.shown };
+        txn.execute("BEGIN TRANSACTION").map_err(|e| unavailable(&e.to_string()))?;
+        match work(&mut txn) {
+            Ok(()) => {
+                txn.execute("COMMIT")?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = txn.execute("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}

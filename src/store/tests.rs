@@ -1,0 +1,318 @@
+//! The store core without DuckDB: the round trip of every kind of record through `rows`/`load`,
+//! the diff, and `Store`'s rules (create, load, the version check, rollback, unavailable, the
+//! schema version) over the in-memory `fake::Fake` backend.
+use super::fake::Fake;
+use super::*;
+use crate::error::{Invalid, StoreError};
+use crate::policy::categories::categorise;
+
+fn host() -> Arc<HostFunctions> {
+    let r = crate::policy::categories::HostRow::builtin;
+    Arc::new(categorise(&[r("lower", "scalar"), r("upper", "scalar"), r("version", "scalar"), r("range", "table")]))
+}
+
+fn apply(p: &mut Policy, statements: &[&str]) {
+    for s in statements {
+        let cmd = crate::admin::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        crate::admin::apply(p, &cmd).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+}
+
+fn fresh() -> Policy {
+    let mut p = Policy::default();
+    p.functions.host = host();
+    p
+}
+
+/// Every kind of record, with every optional field set somewhere.
+const EVERYTHING: &[&str] = &[
+    "CREATE VIRTUAL CATALOG sales COMMENT 'the sales data'",
+    "CREATE VIRTUAL CATALOG bare",
+    "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders COMMENT 'orders'",
+    "CREATE VIRTUAL TABLE sales.eu.masked AS phys.main.orders COLUMNS (id, who = customer, ssn = NULL) RLS (region = 'eu' AND tenant = acl_claim('tenant')) COMMENT 'masked'",
+    "CREATE VIRTUAL TABLE sales.cols AS phys.main.orders COLUMNS (id)",
+    "CREATE VIRTUAL VIEW sales.totals AS SELECT customer, sum(amount) AS total FROM phys.main.orders GROUP BY customer COMMENT 'a view'",
+    "CREATE VIRTUAL SCHEMA sales.raw AS phys.raw COMMENT 'live'",
+    "CREATE VIRTUAL SCHEMA bare.lab AS phys.lab",
+    "CREATE ROLE analyst",
+    "CREATE ROLE agent CLAIMS (tenant = 'acme', tier = 2)",
+    "GRANT CATALOG sales TO ROLE analyst WITH (select, explain, temp) MAIN RLS (tenant = 'x') COLUMNS (id, customer = upper(customer))",
+    "GRANT CATALOG bare TO ROLE agent",
+    "GRANT TABLE sales.orders TO ROLE analyst WITH (select) RLS (id > 0) COLUMNS (id)",
+    "GRANT TABLE sales.orders TO ROLE agent",
+    "GRANT SCHEMA sales.raw TO ROLE analyst WITH (select, create, drop)",
+    "GRANT SCHEMA bare.lab TO ROLE agent",
+    "CREATE ISSUER 'https://idp.example' KEYS 'hmac:a-shared-secret-of-at-least-32-bytes!' AUDIENCES ('warehouse', 'lake') ALGS (HS256, HS384) ROLE CLAIM 'realm.groups' CLAIM MAP ('org.tenant' => tenant, 'tier' => tier)",
+    "CREATE ISSUER 'https://other.example' KEYS 'hmac:another-shared-secret-of-32-bytes!!'",
+    "MAP CLAIM 'analysts' FROM ISSUER 'https://idp.example' TO ROLE analyst",
+    "MAP CLAIM 'analysts' FROM ISSUER 'https://idp.example' TO ROLE agent",
+    "MAP CLAIM 'agents' FROM ISSUER 'https://other.example' TO ROLE agent",
+    "CREATE FUNCTION CATEGORY text_tools",
+    "ALTER FUNCTION CATEGORY text_tools ADD (lower, phys.main.my_macro)",
+    "ALTER FUNCTION CATEGORY base DROP (upper)",
+    "ALTER FUNCTION CATEGORY environment ADD (lower)",
+    "GRANT FUNCTION CATEGORY text_tools TO ROLE analyst",
+    "DENY FUNCTION upper TO ROLE agent",
+    "GRANT FUNCTION phys.main.my_macro TO ALL ROLES",
+    "DENY FUNCTION CATEGORY environment TO ALL ROLES",
+    "REVOKE FUNCTION CATEGORY json FROM ALL ROLES",
+    "CREATE VIRTUAL SCALAR sales.gross(x DOUBLE, rate DECIMAL(5, 2)) AS acl_arg(1) * acl_arg(2) COMMENT 'gross'",
+    "CREATE VIRTUAL TABLE FUNCTION sales.big(min_amount INTEGER) AS WITH o AS (SELECT * FROM phys.main.orders) SELECT id FROM o WHERE amount >= acl_arg(1)",
+    "CREATE VIRTUAL SCALAR sales.low ALIAS OF lower",
+    "CREATE VIRTUAL SCALAR sales.low2(s VARCHAR) ALIAS OF lower",
+    "CREATE VIRTUAL TABLE FUNCTION sales.nums ALIAS OF range",
+    "GRANT OBJECT sales.gross TO ROLE agent WITH (select)",
+];
+
+fn everything() -> Policy {
+    let mut p = fresh();
+    apply(&mut p, EVERYTHING);
+    p.issuers.get_mut("https://other.example").expect("created").keys_file = Some("/etc/acl/other.jwks".into());
+    p
+}
+
+#[test]
+fn every_record_and_field_survives_the_round_trip() {
+    let p = everything();
+    let tables = rows(&p);
+    // Every table but the reserved one holds something, so nothing is silently skipped.
+    for t in layout::TABLES.iter().filter(|t| t.name != "admins") {
+        assert!(!tables.of(t).is_empty(), "{} is empty", t.name);
+    }
+    let mut back = load(&tables, host(), "t").unwrap();
+    back.version = p.version;
+    assert_eq!(back, p);
+    // The listing rows are a function of the policy alone.
+    assert_eq!(rows(&back), tables);
+}
+
+#[test]
+fn a_lost_field_fails_the_round_trip() {
+    let p = everything();
+    for (i, t) in layout::TABLES.iter().enumerate() {
+        for col in 0..t.width() {
+            let mut tables = rows(&p);
+            let Some(row) = tables.0[i].iter().find(|r| r[col].is_some()).cloned() else { continue };
+            let mut changed = row.clone();
+            changed[col] = None;
+            tables.0[i].remove(&row);
+            tables.0[i].insert(changed);
+            // A NULL where a value was: either refused, or a different policy.
+            if let Ok(mut back) = load(&tables, host(), "t") {
+                back.version = p.version;
+                assert_ne!(back, p, "{}.{} is not read back", t.name, t.columns[col].0);
+            }
+        }
+    }
+}
+
+#[test]
+fn unreadable_records_refuse_the_store() {
+    let p = everything();
+    let bad = |table: &'static layout::Table, col: usize, value: &str| {
+        let mut tables = rows(&p);
+        let i = layout::index(table);
+        let row = tables.0[i].iter().next().cloned().unwrap();
+        let mut changed = row.clone();
+        changed[col] = Some(value.into());
+        tables.0[i].remove(&row);
+        tables.0[i].insert(changed);
+        match load(&tables, host(), "t") {
+            Err(AclError::Store(StoreError::Corrupt { table: t, .. })) => assert_eq!(t, table.name),
+            other => panic!("{}: {other:?}", table.name),
+        }
+    };
+    bad(&layout::CATALOG_GRANTS, 2, "[\"selectt\"]");
+    bad(&layout::CATALOG_GRANTS, 0, "nobody");
+    bad(&layout::CATALOG_GRANTS, 3, "maybe");
+    bad(&layout::OBJECTS, 3, "index");
+    bad(&layout::OBJECTS, 0, "nowhere");
+    bad(&layout::ISSUERS, 3, "not json");
+    bad(&layout::VIRTUAL_FUNCTIONS, 5, "macro");
+    // A body that calls what no body may call, written straight into the store.
+    bad(&layout::VIRTUAL_FUNCTIONS, 6, "(SELECT * FROM query('SELECT 1'))");
+    bad(&layout::FUNCTION_GRANTS, 5, "maybe");
+    // A subquery in a predicate or a mask (which could read the store itself), or no expression.
+    bad(&layout::CATALOG_GRANTS, 4, "id IN (SELECT 1 FROM aclcat.acl.issuers)");
+    bad(&layout::OBJECT_GRANTS, 6, r#"[{"name":"id","expr":"(SELECT max(keys) FROM acl.issuers)"}]"#);
+    bad(&layout::OBJECTS, 8, "x > 1; DROP TABLE t");
+    bad(&layout::ISSUERS, 1, "hmac:short");
+    // An alias of a never-callable function, or one not qualified as ALIAS OF leaves it.
+    let alias = |body: &str| {
+        let mut tables = rows(&p);
+        let i = layout::index(&layout::VIRTUAL_FUNCTIONS);
+        let row = tables.0[i].iter().find(|r| r[5].as_deref() == Some("alias")).cloned().unwrap();
+        let mut changed = row.clone();
+        changed[6] = Some(body.into());
+        tables.0[i].remove(&row);
+        tables.0[i].insert(changed);
+        load(&tables, host(), "t")
+    };
+    assert!(alias("system.main.upper").is_ok());
+    for body in ["system.main.query_table", "system.main.acl_exec", "query", "main.lower"] {
+        assert!(matches!(alias(body), Err(AclError::Store(StoreError::Corrupt { table: "virtual_functions", .. }))), "{body}");
+    }
+    // A second record under one key.
+    let mut tables = rows(&p);
+    let i = layout::index(&layout::ROLE_CLAIMS);
+    let mut dup = tables.0[i].iter().next().cloned().unwrap();
+    dup[2] = Some("other".into());
+    tables.0[i].insert(dup);
+    assert!(matches!(load(&tables, host(), "t"), Err(AclError::Store(StoreError::Corrupt { table: "role_claims", .. }))));
+}
+
+#[test]
+fn the_diff_deletes_what_went_and_inserts_what_came() {
+    let loc = Location::new(Some("AclCat"), "acl");
+    let sql = sql::Sql { dialect: Dialect::DuckDb, location: &loc };
+    let before = everything();
+    let mut after = before.clone();
+    apply(&mut after, &["GRANT CATALOG bare TO ROLE agent WITH (select)", "DROP ROLE analyst", "CREATE ROLE new_one"]);
+    let stmts = sql.diff(&rows(&before), &rows(&after));
+    assert!(stmts.iter().all(|s| s.contains("\"aclcat\".\"acl\".")), "{stmts:?}");
+    let first_insert = stmts.iter().position(|s| s.starts_with("INSERT")).unwrap();
+    assert!(stmts[..first_insert].iter().all(|s| s.starts_with("DELETE")));
+    assert!(stmts[first_insert..].iter().all(|s| s.starts_with("INSERT")));
+    assert!(stmts.iter().any(|s| s.starts_with("DELETE FROM \"aclcat\".\"acl\".\"roles\"") && s.contains("'analyst'")));
+    assert!(stmts.iter().any(|s| s.starts_with("INSERT INTO \"aclcat\".\"acl\".\"roles\"") && s.contains("'new_one'")));
+    // The changed grant: deleted by its key, inserted whole.
+    assert!(stmts.iter().any(|s| s.starts_with("DELETE FROM \"aclcat\".\"acl\".\"catalog_grants\"") && s.contains("'agent'")));
+    // Nothing is written for what did not change.
+    assert!(!stmts.iter().any(|s| s.contains("issuers")));
+    assert!(sql.diff(&rows(&before), &rows(&before)).is_empty());
+}
+
+fn store(fake: &Arc<Fake>) -> Store {
+    Store::new(fake.clone(), Location::new(Some("fake"), "acl"))
+}
+
+#[test]
+fn create_writes_the_memory_policy_and_a_second_node_loads_it() {
+    let fake = Arc::new(Fake::default());
+    let s = store(&fake);
+    assert!(matches!(s.open(false, &fresh()), Err(AclError::Store(StoreError::Missing { .. }))));
+    let memory = everything();
+    assert!(matches!(s.open(true, &memory).unwrap(), Opened::Created { version: 1 }));
+    assert_eq!(fake.rows("meta"), vec![vec![Some("1".into()), Some("1".into())]]);
+    // Create on a store that holds a policy loads it: the store's replaces the memory's.
+    match s.open(true, &fresh()).unwrap() {
+        Opened::Loaded { mut policy, version } => {
+            assert_eq!(version, 1);
+            policy.version = memory.version;
+            assert_eq!(policy, memory);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_batch_commits_whole_or_not_at_all() {
+    let fake = Arc::new(Fake::default());
+    let s = store(&fake);
+    let mut current = fresh();
+    s.open(true, &current).unwrap();
+    let c = s.commit(1, &current, &mut |p| {
+        apply(p, &["CREATE VIRTUAL CATALOG a", "CREATE ROLE r", "GRANT CATALOG a TO ROLE r"]);
+        Ok(())
+    });
+    let c = c.unwrap();
+    assert_eq!((c.version, c.reloaded), (2, false));
+    current = c.policy;
+    assert_eq!(fake.rows("roles"), vec![vec![Some("r".into())]]);
+    // A command that fails after others applied: nothing of the batch is written.
+    let before = fake.data.lock().clone();
+    let r = s.commit(2, &current, &mut |p| {
+        apply(p, &["CREATE ROLE s"]);
+        crate::admin::apply(p, &crate::admin::parse("GRANT CATALOG nope TO ROLE s").unwrap())
+    });
+    assert!(matches!(r, Err(AclError::Invalid(Invalid::Missing { .. }))));
+    assert_eq!(fake.data.lock().tables, before.tables);
+    // The store refuses a statement in the middle of the write: rolled back, typed.
+    *fake.fail_in.lock() = Some(5);
+    let r = s.commit(2, &current, &mut |p| {
+        apply(p, &["CREATE ROLE s", "CREATE ROLE t", "CREATE VIRTUAL CATALOG b", "GRANT CATALOG b TO ROLE t"]);
+        Ok(())
+    });
+    assert!(matches!(r, Err(AclError::Store(StoreError::Failed { .. }))), "{r:?}");
+    assert_eq!(fake.data.lock().tables, before.tables);
+}
+
+#[test]
+fn another_writers_change_is_read_before_the_batch_applies() {
+    let fake = Arc::new(Fake::default());
+    let s = store(&fake);
+    let node_a = fresh();
+    s.open(true, &node_a).unwrap();
+    // Node B (the same store) commits a role; node A still holds version 1.
+    let (b_policy, v) = s.load(&host()).unwrap();
+    let b = s.commit(v, &b_policy, &mut |p| {
+        apply(p, &["CREATE ROLE from_b"]);
+        Ok(())
+    });
+    assert_eq!(b.unwrap().version, 2);
+    let a = s
+        .commit(1, &node_a, &mut |p| {
+            // A's batch sees B's role: it was applied to the store's current policy.
+            apply(p, &["GRANT FUNCTION version TO ROLE from_b"]);
+            Ok(())
+        })
+        .unwrap();
+    assert!(a.reloaded);
+    assert_eq!(a.version, 3);
+    assert!(a.policy.roles.contains_key("from_b"));
+    assert!(a.policy.version >= node_a.version, "the node's counter only moves forward");
+}
+
+#[test]
+fn a_store_that_went_away_is_unavailable_and_another_schema_version_is_refused() {
+    let fake = Arc::new(Fake::default());
+    let s = store(&fake);
+    let p = fresh();
+    s.open(true, &p).unwrap();
+    *fake.gone.lock() = true;
+    let r = s.commit(1, &p, &mut |_| Ok(()));
+    assert!(matches!(r, Err(AclError::Store(StoreError::Unavailable { .. }))), "{r:?}");
+    assert!(r.unwrap_err().to_string().starts_with("acl: policy store unavailable"));
+    assert!(matches!(s.version(), Err(AclError::Store(StoreError::Unavailable { .. }))));
+    *fake.gone.lock() = false;
+    assert_eq!(s.version().unwrap(), 1);
+    fake.edit(|d| d.tables.get_mut("meta").unwrap().1[0][0] = Some("7".into()));
+    let e = s.load(&host()).unwrap_err();
+    assert!(matches!(&e, AclError::Store(StoreError::SchemaVersion { found, expected: 1, .. }) if found == "7"), "{e:?}");
+    assert!(e.to_string().contains("schema version 7") && e.to_string().contains("schema version 1"), "{e}");
+}
+
+#[test]
+fn the_stores_tables_are_never_a_source() {
+    let loc = Location::new(Some("aclcat"), "acl");
+    let check = |sql: &str| guard::check_command(&loc, "aclcat.acl", &crate::admin::parse(sql).unwrap());
+    for bad in [
+        "CREATE VIRTUAL TABLE c.t AS aclcat.acl.roles",
+        "CREATE VIRTUAL TABLE c.t AS AclCat.ACL.anything",
+        "CREATE VIRTUAL TABLE c.t AS aclcat.acl.roles RLS (true)",
+        "CREATE VIRTUAL SCHEMA c.s AS aclcat.acl",
+        "CREATE VIRTUAL VIEW c.v AS SELECT * FROM aclcat.acl.meta",
+        "CREATE VIRTUAL VIEW c.v AS SELECT * FROM acl.roles",
+        "CREATE VIRTUAL VIEW c.v AS SELECT * FROM roles",
+        "CREATE VIRTUAL VIEW c.v AS SELECT * FROM phys.main.t WHERE id IN (SELECT 1 FROM aclcat.acl.grants)",
+        "CREATE VIRTUAL TABLE FUNCTION c.f() AS SELECT * FROM aclcat.acl.issuers",
+        "CREATE VIRTUAL SCALAR c.f() AS (SELECT count(*) FROM aclcat.acl.roles)",
+    ] {
+        assert!(matches!(check(bad), Err(AclError::Invalid(Invalid::StoreSource { .. }))), "{bad}");
+    }
+    for ok in [
+        "CREATE VIRTUAL TABLE c.t AS aclcat.main.roles",
+        "CREATE VIRTUAL SCHEMA c.s AS aclcat.main",
+        "CREATE VIRTUAL VIEW c.v AS SELECT * FROM phys.acl.roles",
+        "CREATE VIRTUAL VIEW c.v AS SELECT * FROM orders",
+    ] {
+        assert!(check(ok).is_ok(), "{ok}");
+    }
+    // A policy made before the store came into use is judged whole.
+    let mut p = fresh();
+    apply(&mut p, &["CREATE VIRTUAL CATALOG c", "CREATE VIRTUAL VIEW c.v AS SELECT * FROM aclcat.acl.roles"]);
+    assert!(guard::check_policy(&loc, "aclcat.acl", &p).is_err());
+    assert!(guard::check_policy(&loc, "aclcat.acl", &everything()).is_ok());
+    // A PostgreSQL store is out of DuckDB's reach.
+    assert!(guard::check_policy(&Location::new(None, "acl"), "pg", &p).is_ok());
+}
