@@ -81,9 +81,30 @@ pub const OBJECTS: Table = Table {
         ("rls", Text),
         ("columns", Text),
         ("comment", Text),
+        ("declared", Text),
     ],
     key: 3,
-    about: "virtual tables and views, with their own slices (RLS, COLUMNS as JSON)",
+    about: "virtual tables and views, with their own slices (RLS, COLUMNS as JSON) and what is declared of their columns (JSON)",
+};
+
+/// `CREATE VIRTUAL REFERENCE`: a join hint between two objects of the catalog.
+pub const REFERENCES: Table = Table {
+    name: "references",
+    columns: &[
+        ("catalog", Text),
+        ("schema", Text),
+        ("name", Text),
+        ("from_schema", Text),
+        ("from_name", Text),
+        ("to_schema", Text),
+        ("to_name", Text),
+        ("on_columns", Text),
+        ("cardinality", Text),
+        ("optional", Bool),
+        ("comment", Text),
+    ],
+    key: 3,
+    about: "virtual references between two objects of a catalog (ON pairs as JSON)",
 };
 
 pub const SCHEMAS: Table = Table {
@@ -141,6 +162,7 @@ pub const ISSUERS: Table = Table {
         ("algs", Text),
         ("role_claim", Text),
         ("claim_map", Text),
+        ("unmapped", Text),
     ],
     key: 1,
     about: "token issuers: keys as registered (or read from keys_file), lists as JSON",
@@ -203,10 +225,11 @@ pub const ADMINS: Table = Table {
 };
 
 /// Every policy table, in the order `rows` returns them (and deletes/inserts run).
-pub const TABLES: [&Table; 15] = [
+pub const TABLES: [&Table; 16] = [
     &CATALOGS,
     &OBJECTS,
     &SCHEMAS,
+    &REFERENCES,
     &ROLES,
     &ROLE_CLAIMS,
     &CATALOG_GRANTS,

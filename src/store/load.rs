@@ -2,7 +2,7 @@
 //! read (bad JSON, an unknown capability or kind, a grant to a role the store does not hold, a
 //! second record under one key) refuses the whole store: a node never enforces half a policy.
 use super::layout::{self, Table, TABLES};
-use super::rows::{ColumnJson, Tables};
+use super::rows::{unmapped_text, ColumnJson, DeclaredJson, Tables};
 use super::Row;
 use crate::admin::sources;
 use crate::error::{AclError, Result, StoreError};
@@ -11,8 +11,8 @@ use crate::policy::functions::{
     Access, Class, FnBody, FnCategory, FnKey, FnKind, FnName, FnTarget, FunctionPolicy, HostFunctions, VirtualFunction,
 };
 use crate::policy::{
-    Caps, Catalog, CatalogGrant, Column, Issuer, ObjKey, ObjectGrant, PhysName, Policy, Relation, RelationKind, Role,
-    Slice, VirtualSchema,
+    Cardinality, Caps, Catalog, CatalogGrant, Column, Declared, Issuer, ObjKey, ObjectGrant, PhysName, Policy, Reference,
+    Relation, RelationKind, Role, Slice, Unmapped, VirtualSchema,
 };
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
@@ -142,7 +142,16 @@ pub fn load(tables: &Tables, host: Arc<HostFunctions>, location: &str) -> Result
             }
             other => return Err(rd.bad(format!("unknown object kind {other:?}"))),
         };
-        let rel = Relation { kind, slice: rd.slice(row, 8, 9)?, comment: rd.opt(row, 10) };
+        let declared = match rd.json::<DeclaredJson>(row, 11)? {
+            None => Declared::default(),
+            Some(DeclaredJson { types, not_null, primary_key, column_comments }) => Declared {
+                types,
+                not_null: not_null.into_iter().collect(),
+                primary_key,
+                column_comments: column_comments.into_iter().collect(),
+            },
+        };
+        let rel = Relation { kind, slice: rd.slice(row, 8, 9)?, comment: rd.opt(row, 10), declared };
         let cat = p.catalogs.get_mut(catalog).ok_or_else(|| rd.bad(format!("catalog {catalog} does not exist")))?;
         if cat.objects.insert((schema.clone(), name.clone()), rel).is_some() {
             return Err(rd.bad(format!("two records for {catalog}.{schema}.{name}")));
@@ -161,10 +170,38 @@ pub fn load(tables: &Tables, host: Arc<HostFunctions>, location: &str) -> Result
             return Err(rd.bad(format!("two records for {catalog}.{schema}")));
         }
     }
+    references(tables, &mut p, &r)?;
     roles(tables, &mut p, &r)?;
     issuers(tables, &mut p, &r)?;
     functions(tables, &mut p, &r)?;
     Ok(p)
+}
+
+fn references<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Reader<'a>) -> Result<()> {
+    let rd = r(&layout::REFERENCES);
+    for row in tables.of(&layout::REFERENCES) {
+        let (catalog, schema, name) = (rd.text(row, 0)?.to_string(), rd.text(row, 1)?.to_string(), rd.text(row, 2)?.to_string());
+        let end = |s: usize| -> Result<ObjKey> {
+            Ok(ObjKey { catalog: catalog.clone(), schema: rd.text(row, s)?.to_string(), name: rd.text(row, s + 1)?.to_string() })
+        };
+        let (from, to) = (end(3)?, end(5)?);
+        let cat = p.catalogs.get_mut(&catalog).ok_or_else(|| rd.bad(format!("catalog {catalog} does not exist")))?;
+        for k in [&from, &to] {
+            if !cat.objects.contains_key(&(k.schema.clone(), k.name.clone())) {
+                return Err(rd.bad(format!("object {k} does not exist")));
+            }
+        }
+        let cardinality = match rd.opt(row, 8) {
+            None => None,
+            Some(c) => Some(Cardinality::ALL.into_iter().find(|x| x.sql() == c).ok_or_else(|| rd.bad(format!("unknown cardinality {c:?}")))?),
+        };
+        let reference =
+            Reference { from, to, on: rd.json_set(row, 7)?, cardinality, optional: rd.bool(row, 9)?, comment: rd.opt(row, 10) };
+        if cat.references.insert((schema.clone(), name.clone()), reference).is_some() {
+            return Err(rd.bad(format!("two records for {catalog}.{schema}.{name}")));
+        }
+    }
+    Ok(())
 }
 
 fn roles<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Reader<'a>) -> Result<()> {
@@ -248,6 +285,11 @@ fn issuers<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Re
             algs: rd.json_set(row, 4)?,
             role_claim: rd.text(row, 5)?.to_string(),
             claim_map: rd.json_set(row, 6)?,
+            unmapped: match rd.text(row, 7)? {
+                u if u == unmapped_text(Unmapped::Count) => Unmapped::Count,
+                u if u == unmapped_text(Unmapped::Ignore) => Unmapped::Ignore,
+                other => return Err(rd.bad(format!("unknown unmapped rule {other:?}"))),
+            },
         };
         // The keys must still read as they did at CREATE ISSUER (else every token would fail).
         crate::auth::IssuerKeys::parse(&issuer).map_err(|e| rd.bad(e.to_string()))?;

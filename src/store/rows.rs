@@ -5,7 +5,8 @@ use super::layout::{self, Table, TABLES};
 use super::Row;
 use crate::policy::functions::{Access, FnBody, FnCategory, FnKind, FnName, FnTarget, FunctionPolicy, VirtualFunction};
 use crate::policy::{
-    Caps, Catalog, CatalogGrant, Column, Issuer, ObjectGrant, Policy, Relation, RelationKind, Role, Slice, VirtualSchema,
+    Caps, Catalog, CatalogGrant, Column, Declared, Issuer, ObjKey, ObjectGrant, Policy, Reference, Relation, RelationKind, Role,
+    Slice, Unmapped, VirtualSchema,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -43,6 +44,40 @@ pub(super) struct ColumnJson {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expr: Option<String>,
+}
+
+/// What is declared of an object's columns, as JSON (`Declared`, field for field).
+#[derive(Serialize, Deserialize)]
+pub(super) struct DeclaredJson {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub types: Option<Vec<(String, String)>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_null: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub primary_key: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_comments: Vec<(String, String)>,
+}
+
+/// NULL when nothing is declared.
+fn declared_json(d: &Declared) -> Option<String> {
+    let Declared { types, not_null, primary_key, column_comments } = d;
+    if d.is_empty() {
+        return None;
+    }
+    json(&DeclaredJson {
+        types: types.clone(),
+        not_null: not_null.iter().cloned().collect(),
+        primary_key: primary_key.clone(),
+        column_comments: column_comments.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+    })
+}
+
+pub(super) fn unmapped_text(u: Unmapped) -> &'static str {
+    match u {
+        Unmapped::Count => "count",
+        Unmapped::Ignore => "ignore",
+    }
 }
 
 fn t(s: &str) -> Option<String> {
@@ -99,10 +134,10 @@ pub fn rows(policy: &Policy) -> Tables {
     // `version` counts publishes on this node; the store keeps its own (`meta`).
     let Policy { version: _, catalogs, roles, issuers, claim_roles, functions } = policy;
     for (name, cat) in catalogs {
-        let Catalog { comment, objects, schemas } = cat;
+        let Catalog { comment, objects, schemas, references } = cat;
         out.push(&layout::CATALOGS, vec![t(name), comment.clone()]);
         for ((schema, oname), rel) in objects {
-            let Relation { kind, comment, slice } = rel;
+            let Relation { kind, comment, slice, declared } = rel;
             let [rls, columns] = slice_cells(slice);
             let (kind, db, s, n, query) = match kind {
                 RelationKind::Table(p) => {
@@ -111,11 +146,36 @@ pub fn rows(policy: &Policy) -> Tables {
                 }
                 RelationKind::View(q) => ("view", None, None, None, t(q)),
             };
-            out.push(&layout::OBJECTS, vec![t(name), t(schema), t(oname), t(kind), db, s, n, query, rls, columns, comment.clone()]);
+            out.push(
+                &layout::OBJECTS,
+                vec![t(name), t(schema), t(oname), t(kind), db, s, n, query, rls, columns, comment.clone(), declared_json(declared)],
+            );
         }
         for (schema, vs) in schemas {
             let VirtualSchema { db, schema: phys, comment } = vs;
             out.push(&layout::SCHEMAS, vec![t(name), t(schema), t(db), t(phys), comment.clone()]);
+        }
+        for ((schema, rname), r) in references {
+            let Reference { from, to, on, cardinality, optional, comment } = r;
+            // Both ends are objects of this catalog (`admin::references`).
+            let ObjKey { catalog: _, schema: fs, name: fname } = from;
+            let ObjKey { catalog: _, schema: ts, name: tname } = to;
+            out.push(
+                &layout::REFERENCES,
+                vec![
+                    t(name),
+                    t(schema),
+                    t(rname),
+                    t(fs),
+                    t(fname),
+                    t(ts),
+                    t(tname),
+                    json(on),
+                    cardinality.map(|c| c.sql().to_string()),
+                    bool_text(*optional),
+                    comment.clone(),
+                ],
+            );
         }
     }
     for (name, role) in roles {
@@ -140,10 +200,19 @@ pub fn rows(policy: &Policy) -> Tables {
         }
     }
     for (iss, issuer) in issuers {
-        let Issuer { iss: _, keys, audiences, algs, role_claim, claim_map, keys_file } = issuer;
+        let Issuer { iss: _, keys, audiences, algs, role_claim, claim_map, keys_file, unmapped } = issuer;
         out.push(
             &layout::ISSUERS,
-            vec![t(iss), t(keys), keys_file.clone(), json(audiences), json(algs), t(role_claim), json(claim_map)],
+            vec![
+                t(iss),
+                t(keys),
+                keys_file.clone(),
+                json(audiences),
+                json(algs),
+                t(role_claim),
+                json(claim_map),
+                t(unmapped_text(*unmapped)),
+            ],
         );
     }
     for ((iss, value), roles) in claim_roles {

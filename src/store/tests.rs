@@ -62,6 +62,12 @@ const EVERYTHING: &[&str] = &[
     "CREATE VIRTUAL SCALAR sales.low2(s VARCHAR) ALIAS OF lower",
     "CREATE VIRTUAL TABLE FUNCTION sales.nums ALIAS OF range",
     "GRANT OBJECT sales.gross TO ROLE agent WITH (select)",
+    "CREATE VIRTUAL TABLE sales.customers AS phys.main.customers COLUMNS (id NOT NULL, name) PRIMARY KEY (id)",
+    "COMMENT ON VIRTUAL TABLE sales.customers COLUMN name IS 'as registered'",
+    "CREATE VIRTUAL VIEW sales.declared (a INTEGER NOT NULL, b VARCHAR) AS SELECT 1 AS a, 'x' AS b",
+    "CREATE VIRTUAL REFERENCE sales.placed_by FROM orders TO customers ON (customer = name, id = id) CARDINALITY MANY_TO_ONE OPTIONAL COMMENT 'who'",
+    "CREATE VIRTUAL REFERENCE sales.eu.back FROM customers TO orders ON (id = id)",
+    "ALTER ISSUER 'https://other.example' SET UNMAPPED IGNORE",
 ];
 
 fn everything() -> Policy {
