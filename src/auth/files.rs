@@ -96,6 +96,13 @@ impl KeyFiles {
     /// when it is due and no other statement is reading it. `None`: the keys are stale.
     pub fn current(&self, issuer: &Issuer, path: &str, now: i64, times: KeyTimes) -> Option<Current> {
         let live = self.entry(issuer, path, now, times)?;
+        // The answer is taken before a read is started: the statement that starts it is judged
+        // with the keys it found (the read may finish before this statement would look again).
+        let answer = if stale(&live, now, times) {
+            None
+        } else {
+            Some(Current { keys: live.keys.load_full(), generation: live.generation.load(Ordering::Acquire) })
+        };
         if times.refresh_secs > 0 && now >= live.next_read.load(Ordering::Acquire) {
             // `max(1)`: 0 means "none in flight" (a clock at the epoch is no real clock).
             let started = live.reading_since.compare_exchange(0, now.max(1), Ordering::AcqRel, Ordering::Acquire);
@@ -109,10 +116,7 @@ impl KeyFiles {
                 }
             }
         }
-        if stale(&live, now, times) {
-            return None;
-        }
-        Some(Current { keys: live.keys.load_full(), generation: live.generation.load(Ordering::Acquire) })
+        answer
     }
 
     /// The issuer's entry, started from the policy's keys if it has none or the policy's changed.

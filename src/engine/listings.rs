@@ -31,6 +31,7 @@ pub const LISTINGS: &[Listing] = &[
     table_listing!("acl_catalogs", layout::CATALOGS),
     table_listing!("acl_relations", layout::OBJECTS),
     table_listing!("acl_schemas", layout::SCHEMAS),
+    table_listing!("acl_references", layout::REFERENCES),
     table_listing!("acl_roles", layout::ROLES),
     table_listing!("acl_role_claims", layout::ROLE_CLAIMS),
     table_listing!("acl_grants", layout::CATALOG_GRANTS),
@@ -84,6 +85,7 @@ const ISSUER_COLUMNS: &[(&str, Ty)] = &[
     ("algs", Ty::Text),
     ("role_claim", Ty::Text),
     ("claim_map", Ty::Text),
+    ("unmapped", Ty::Text),
 ];
 
 fn issuer_rows(state: &State) -> Vec<Row> {

@@ -11,7 +11,7 @@
 use super::layout::{META, TABLES};
 use super::Location;
 use crate::admin::functions::FnCommand;
-use crate::admin::Command;
+use crate::admin::{Command, TableSet};
 use crate::error::{AclError, Invalid, Result};
 use crate::policy::functions::FnBody;
 use crate::policy::{norm, Policy, RelationKind};
@@ -112,7 +112,20 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::CreateView { query, .. } => g.view(query),
+        Command::CreateView { query, .. } | Command::AlterView { query, .. } => g.view(query),
+        Command::AlterTable { set: TableSet::Phys(p), .. } => {
+            if g.schema(&p.db, &p.schema) {
+                return Err(g.refuse(&format!("{}.{}.{}", p.db, p.schema, p.name)));
+            }
+            Ok(())
+        }
+        Command::AlterTable { set: TableSet::Columns { .. } | TableSet::Rls(_) | TableSet::PrimaryKey(_), .. }
+        | Command::Comment { .. }
+        | Command::CreateReference { .. }
+        | Command::DropReference { .. }
+        | Command::AlterGrant { .. }
+        | Command::AlterRoleClaims { .. }
+        | Command::AlterIssuer { .. } => Ok(()),
         Command::CreateSchema { target: (db, schema), .. } => {
             if g.schema(db, schema) {
                 return Err(g.refuse(&format!("{db}.{schema}")));

@@ -303,6 +303,11 @@ fn the_stores_tables_are_never_a_source() {
         "CREATE VIRTUAL VIEW c.v AS SELECT * FROM phys.main.t WHERE id IN (SELECT 1 FROM aclcat.acl.grants)",
         "CREATE VIRTUAL TABLE FUNCTION c.f() AS SELECT * FROM aclcat.acl.issuers",
         "CREATE VIRTUAL SCALAR c.f() AS (SELECT count(*) FROM aclcat.acl.roles)",
+        // The reference system's forms that set a source.
+        "ALTER VIRTUAL TABLE c.t SET PHYS aclcat.acl.roles",
+        "ALTER VIRTUAL VIEW c.v SET AS SELECT * FROM aclcat.acl.meta",
+        "ADD TABLE aclcat.acl.roles AS c.t",
+        "CREATE VIRTUAL VIEW c.v AS 'SELECT * FROM aclcat.acl.meta'",
     ] {
         assert!(matches!(check(bad), Err(AclError::Invalid(Invalid::StoreSource { .. }))), "{bad}");
     }
@@ -311,6 +316,8 @@ fn the_stores_tables_are_never_a_source() {
         "CREATE VIRTUAL SCHEMA c.s AS aclcat.main",
         "CREATE VIRTUAL VIEW c.v AS SELECT * FROM phys.acl.roles",
         "CREATE VIRTUAL VIEW c.v AS SELECT * FROM orders",
+        "ALTER VIRTUAL TABLE c.t SET PHYS aclcat.main.roles",
+        "ALTER VIRTUAL TABLE c.t SET RLS (true)",
     ] {
         assert!(check(ok).is_ok(), "{ok}");
     }
