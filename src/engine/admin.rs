@@ -66,7 +66,12 @@ fn admin_call(statements: &[&str]) -> String {
     let quoted = |s: &&str| crate::sqltext::literal(s);
     match statements {
         [one] => format!("SELECT * FROM acl_exec({})", quoted(one)),
-        many => format!("SELECT * FROM acl_exec([{}])", many.iter().map(quoted).collect::<Vec<_>>().join(", ")),
+        // `[…]` is DuckDB's `list_value(…)`, looked up on the search path: a macro of that name
+        // would take the batch. The built-in, qualified, cannot be shadowed.
+        many => format!(
+            "SELECT * FROM acl_exec(\"system\".main.list_value({}))",
+            many.iter().map(quoted).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 

@@ -187,7 +187,7 @@ fn a_batch_checks_each_statement_against_what_the_earlier_ones_make() {
     let stmts: Vec<&str> = out.sql.split(";\n").collect();
     // The checks come first, then one acl_exec applies the batch whole.
     let (exec, checks) = stmts.split_last().unwrap();
-    assert!(exec.contains("acl_exec([") && exec.contains("ALTER VIRTUAL VIEW"), "{}", out.sql);
+    assert!(exec.contains("acl_exec(\"system\".main.list_value(") && exec.contains("ALTER VIRTUAL VIEW"), "{}", out.sql);
     assert!(checks.iter().any(|q| q.contains("\"staff\"") && q.contains("dept = 1")), "{}", out.sql);
     assert!(checks.iter().any(|q| q.contains("does not give its declared columns") && q.contains("'x'")), "{}", out.sql);
     assert_eq!(s.policy().version, version, "parsing a batch applies nothing");

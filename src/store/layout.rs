@@ -89,7 +89,7 @@ pub const OBJECTS: Table = Table {
 
 /// `CREATE VIRTUAL REFERENCE`: a join hint between two objects of the catalog.
 pub const REFERENCES: Table = Table {
-    name: "references",
+    name: "virtual_references",
     columns: &[
         ("catalog", Text),
         ("schema", Text),
