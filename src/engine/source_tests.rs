@@ -36,7 +36,7 @@ fn a_batch_is_one_call_validated_against_the_policy_as_it_evolves() {
     assert_eq!(
         stmts[1],
         "SELECT * FROM acl_exec(\"system\".main.list_value('CREATE VIRTUAL CATALOG c', 'CREATE VIRTUAL TABLE c.t AS phys.main.t', \
-         'CREATE ROLE r', 'GRANT CATALOG c TO ROLE r RLS (x > 1)')"
+         'CREATE ROLE r', 'GRANT CATALOG c TO ROLE r RLS (x > 1)'))"
     );
     // A statement that would fail stops the dry run; the batch still becomes its call.
     let sql = batch_sql(&s, "ACL ADMIN GRANT CATALOG nope TO ROLE r; CREATE VIRTUAL CATALOG c COMMENT 'it''s'");
