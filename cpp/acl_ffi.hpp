@@ -19,6 +19,9 @@ constexpr static const uint64_t ACL_DEFAULT_JWKS_REFRESH_INTERVAL = 300;
 /// `acl_jwks_max_stale`'s default, seconds.
 constexpr static const uint64_t ACL_DEFAULT_JWKS_MAX_STALE = 3600;
 
+/// `acl_version_check_interval`'s default, milliseconds.
+constexpr static const uint64_t ACL_DEFAULT_VERSION_CHECK_INTERVAL = 1000;
+
 /// What `acl_rs_rewrite` answers; the shim throws the matching DuckDB
 /// exception with `AclOut::text` for the three refusals.
 enum class AclStatus : int32_t {
@@ -243,6 +246,13 @@ bool acl_rs_defence_on(const AclChecks *check, size_t index);
 /// # Safety
 /// `check` is null or the `AclOut::check` of a live output.
 bool acl_rs_versioned(const AclChecks *check, size_t index);
+
+/// `acl_version_check_interval` was set (or reset, or read at load): milliseconds between the
+/// background thread's reads of a shared store's policy version (0: notices only).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`.
+void acl_rs_set_version_check_interval(const AclState *state, uint64_t ms);
 
 /// The version of the policy published now.
 ///

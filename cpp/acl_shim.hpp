@@ -92,6 +92,8 @@ constexpr const char *MAX_REWRITE_SETTING = "acl_max_rewrite_bytes";
 constexpr uint64_t DEFAULT_MAX_REWRITE_BYTES = ACL_DEFAULT_MAX_REWRITE_BYTES;
 constexpr const char *JWKS_REFRESH_SETTING = "acl_jwks_refresh_interval";
 constexpr uint64_t DEFAULT_JWKS_REFRESH = ACL_DEFAULT_JWKS_REFRESH_INTERVAL;
+constexpr const char *VERSION_CHECK_SETTING = "acl_version_check_interval";
+constexpr uint64_t DEFAULT_VERSION_CHECK_INTERVAL = ACL_DEFAULT_VERSION_CHECK_INTERVAL;
 constexpr const char *JWKS_MAX_STALE_SETTING = "acl_jwks_max_stale";
 constexpr uint64_t DEFAULT_JWKS_MAX_STALE = ACL_DEFAULT_JWKS_MAX_STALE;
 uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);

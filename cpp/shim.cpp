@@ -286,8 +286,24 @@ const void *AccessGetApi(duckdb_extension_info info, const char *) {
 const DefaultMacro ACL_MACROS[] = {
     {DEFAULT_SCHEMA, "acl_use_db",
      "(db, schema := 'acl', init := false) AS (SELECT status FROM system.main.acl_store_use(db, schema, init))"},
+    {DEFAULT_SCHEMA, "acl_use_postgres",
+     "(connection, schema := 'acl', init := false) AS "
+     "(SELECT status FROM system.main.acl_store_use_postgres(connection, schema, init))"},
     {DEFAULT_SCHEMA, "acl_reload", "() AS (SELECT status FROM system.main.acl_store_reload())"},
     {nullptr, nullptr, nullptr}};
+
+// `acl_version_check_interval` (GLOBAL, milliseconds): how often, at most, the background thread
+// of a shared store asks for its policy version. The thread has no client context to read a
+// setting from, so every SET and RESET hands the value to the state.
+struct AclIntervalInfo : public ExtensionOptionInfo {
+	explicit AclIntervalInfo(shared_ptr<AclParserInfo> owner_p) : owner(std::move(owner_p)) {
+	}
+	void OnSet(ClientContext &, SetScope, Value &parameter, bool) const override {
+		acl_rs_set_version_check_interval(owner->state, parameter.IsNull() ? DEFAULT_VERSION_CHECK_INTERVAL
+		                                                                   : parameter.GetValue<uint64_t>());
+	}
+	shared_ptr<AclParserInfo> owner; // keeps the state alive as long as the option
+};
 
 void LoadInternal(ExtensionLoader &loader) {
 	auto &db = loader.GetDatabaseInstance();
@@ -328,6 +344,19 @@ void LoadInternal(ExtensionLoader &loader) {
 	config.AddExtensionOption(JWKS_MAX_STALE_SETTING,
 	                          "seconds an issuer's last keys stay valid while its KEYS FROM file cannot be read",
 	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_MAX_STALE));
+
+	ExtensionOption interval("milliseconds between a shared policy store's version checks (0: notices only)",
+	                         LogicalType::UBIGINT, nullptr, Value::UBIGINT(DEFAULT_VERSION_CHECK_INTERVAL),
+	                         SetScope::GLOBAL, false, false);
+	interval.supports_session = false;
+	interval.info = make_shared_ptr<AclIntervalInfo>(parser_info);
+	config.AddExtensionOption(VERSION_CHECK_SETTING, std::move(interval));
+	// A value given before the extension was loaded (a connect-time config) is taken over by
+	// AddExtensionOption without a call to OnSet: hand it over here.
+	Value interval_now;
+	if (db.TryGetCurrentSetting(VERSION_CHECK_SETTING, interval_now) && !interval_now.IsNull()) {
+		acl_rs_set_version_check_interval(state, interval_now.GetValue<uint64_t>());
+	}
 
 	ParserExtension extension;
 	extension.parser_override = AclParserOverride;

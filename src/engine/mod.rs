@@ -23,6 +23,8 @@ mod shapes;
 pub mod listings;
 pub mod source;
 mod state;
+#[cfg(feature = "extension")]
+pub mod watch;
 
 pub use admin::Commands;
 pub use kept::{BatchCache, BatchEntry, HostParse};

@@ -6,6 +6,9 @@ use crate::error::{AclError, Result, StatementNotPermitted, StoreError};
 use crate::store::{Opened, Store};
 use std::sync::Arc;
 
+/// `acl_version_check_interval`'s default, milliseconds.
+pub const DEFAULT_VERSION_CHECK_MS: u64 = 1000;
+
 /// `acl_use_db`: `store` comes into use. With `create` and no store at its location, the tables
 /// are made and the memory policy is written into them; a store that holds a policy replaces the
 /// memory's. The store already in use is read again; another one is refused.
@@ -15,7 +18,9 @@ pub fn use_store(state: &State, store: Store, create: bool, in_transaction: bool
     }
     let w = state.writer();
     if let Some(current) = state.store() {
-        if current.kind() == store.kind() && current.location() == store.location() {
+        // The same store: the same kind, location and server (two PostgreSQL servers may hold
+        // one schema name each).
+        if current.kind() == store.kind() && current.location() == store.location() && current.describe() == store.describe() {
             drop(w);
             return reload(state, false);
         }
@@ -53,6 +58,41 @@ pub fn reload(state: &State, in_transaction: bool) -> Result<String> {
         }
         Err(e) => {
             state.note_store(Err(&e));
+            Err(e)
+        }
+    }
+}
+
+/// What the background thread of a shared store (PostgreSQL, `engine::watch`) does on a notice
+/// and every `acl_version_check_interval` ms: reads the store's policy version and, when it is
+/// not the one the node holds (another node committed, or an operator moved it), loads the
+/// store's policy and publishes it. `Ok(true)`: a new policy was published. Under the writer
+/// lock, so this node's own batch, committed but not yet noted, is not read back as another's.
+/// The statement path never waits for it: it keeps reading the snapshot published before.
+pub fn refresh(state: &State) -> Result<bool> {
+    let w = state.writer();
+    let Some(store) = state.store() else { return Ok(false) };
+    let seen = state.store_status().policy_version;
+    match store.version() {
+        Ok(v) if v == seen => {
+            state.note_health(Ok(()));
+            Ok(false)
+        }
+        Ok(_) => match store.load(&state.host_functions()) {
+            Ok((policy, version)) => {
+                // Published first, noted second: whoever sees the new version in acl_status()
+                // finds its policy in force.
+                w.publish(policy);
+                state.note_store(Ok(version));
+                Ok(true)
+            }
+            Err(e) => {
+                state.note_store(Err(&e));
+                Err(e)
+            }
+        },
+        Err(e) => {
+            state.note_health(Err(&e));
             Err(e)
         }
     }

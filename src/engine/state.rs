@@ -38,6 +38,12 @@ pub struct State {
     /// carries it too (`policy.functions.host`), so a statement sees the list and the function
     /// grants of one moment; whoever replaces the policy wholesale must keep it.
     host: parking_lot::RwLock<Arc<crate::policy::functions::HostFunctions>>,
+    /// `acl_version_check_interval`, milliseconds (GLOBAL; the shim sets it): how often, at
+    /// most, the background thread of a shared store asks for its policy version.
+    version_check_ms: std::sync::atomic::AtomicU64,
+    /// The background thread of a shared store (`engine::watch`), once one runs: dropping it
+    /// (with the state, when the instance closes) stops the thread.
+    pub watcher: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// Test-only faults, fixed at load (none outside a `test-faults` build).
     pub faults: crate::faults::Faults,
     /// Counts this state among the process's live ones while it exists.
@@ -72,7 +78,21 @@ pub fn live_states() -> usize {
 impl State {
     pub fn new() -> State {
         let memory = StoreStatus { kind: "memory".into(), healthy: true, ..StoreStatus::default() };
-        State { faults: crate::faults::Faults::from_env(), store_status: Mutex::new(memory), ..State::default() }
+        State {
+            faults: crate::faults::Faults::from_env(),
+            store_status: Mutex::new(memory),
+            version_check_ms: super::source::DEFAULT_VERSION_CHECK_MS.into(),
+            ..State::default()
+        }
+    }
+
+    /// `acl_version_check_interval`, milliseconds.
+    pub fn version_check_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.version_check_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    pub fn set_version_check_interval(&self, ms: u64) {
+        self.version_check_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The version of the published policy (moves with every change).

@@ -28,6 +28,10 @@ pub enum StoreError {
     /// The catalog named in `acl_use_db` is not attached (or the call named none).
     #[error("no attached database named \"{catalog}\" to hold the policy store")]
     NoCatalog { catalog: String },
+    /// `acl_use_postgres` with a connection string the client cannot read (`why` repeats none
+    /// of it).
+    #[error("the PostgreSQL connection string cannot be used: {why}")]
+    BadConnection { why: String },
     /// `acl_reload()` in memory mode.
     #[error("no policy store is in use (memory mode): acl_use_db('<attached database>') names one")]
     MemoryMode,

@@ -37,9 +37,12 @@ pub const ACL_DEFAULT_MAX_REWRITE_BYTES: u64 = 1 << 20;
 pub const ACL_DEFAULT_JWKS_REFRESH_INTERVAL: u64 = 300;
 /// `acl_jwks_max_stale`'s default, seconds.
 pub const ACL_DEFAULT_JWKS_MAX_STALE: u64 = 3600;
+/// `acl_version_check_interval`'s default, milliseconds.
+pub const ACL_DEFAULT_VERSION_CHECK_INTERVAL: u64 = 1000;
 // cbindgen exports literals only: the defaults the rewriter falls back to must be the same.
 const _: () = assert!(
-    ACL_DEFAULT_CLOCK_SKEW == rewrite::DEFAULT_CLOCK_SKEW
+    ACL_DEFAULT_VERSION_CHECK_INTERVAL == crate::engine::source::DEFAULT_VERSION_CHECK_MS
+        && ACL_DEFAULT_CLOCK_SKEW == rewrite::DEFAULT_CLOCK_SKEW
         && ACL_DEFAULT_MAX_REWRITE_BYTES == rewrite::DEFAULT_MAX_REWRITE_BYTES
         && ACL_DEFAULT_JWKS_REFRESH_INTERVAL == crate::auth::DEFAULT_REFRESH_SECS
         && ACL_DEFAULT_JWKS_MAX_STALE == crate::auth::DEFAULT_MAX_STALE_SECS

@@ -92,7 +92,7 @@ pub(super) unsafe fn emit_rows<'a>(
 struct Action {
     name: &'static str,
     params: &'static [Param],
-    run: fn(&State, &[Arg], bool) -> Result<Vec<String>, AclError>,
+    run: fn(&Arc<State>, &[Arg], bool) -> Result<Vec<String>, AclError>,
 }
 
 /// A parameter's value, read at bind.
@@ -117,10 +117,11 @@ const ACTIONS: &[Action] = &[
     // changes nothing; all of a batch applies, in one transaction, or none of it.
     Action { name: "acl_exec", params: &[table_fn::ANY], run: exec },
     Action { name: "acl_store_use", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_store },
+    Action { name: "acl_store_use_postgres", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_postgres },
     Action { name: "acl_store_reload", params: &[], run: |state, _, txn| crate::engine::source::reload(state, txn).map(|s| vec![s]) },
 ];
 
-fn exec(state: &State, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
+fn exec(state: &Arc<State>, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
     let statements = match args.first() {
         Some(Arg::Text(Some(one))) => vec![one.clone()],
         Some(Arg::List(Some(many))) => many.clone(),
@@ -131,7 +132,7 @@ fn exec(state: &State, args: &[Arg], in_transaction: bool) -> Result<Vec<String>
 }
 
 /// `acl_use_db(db, schema := 'acl', init := false)`.
-fn use_store(state: &State, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
+fn use_store(state: &Arc<State>, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
     let catalog = args.first().and_then(Arg::text).unwrap_or_default();
     let schema = args.get(1).and_then(Arg::text).unwrap_or("acl");
     let init = matches!(args.get(2), Some(Arg::Bool(Some(true))));
@@ -141,6 +142,23 @@ fn use_store(state: &State, args: &[Arg], in_transaction: bool) -> Result<Vec<St
     let host = state.host_db.get().ok_or(AclError::internal("the instance's database is not known"))?;
     let store = crate::store::Store::new(host.duckdb_store(catalog, schema), crate::store::Location::new(Some(catalog), schema));
     crate::engine::source::use_store(state, store, init, in_transaction).map(|s| vec![s])
+}
+
+/// `acl_use_postgres('<libpq connection string>', schema := 'acl', init := false)`: the store in a
+/// PostgreSQL database that several nodes share; once it is in use, a background thread of the
+/// instance applies the other nodes' batches (`engine::watch`).
+fn use_postgres(state: &Arc<State>, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
+    let connection = args.first().and_then(Arg::text).unwrap_or_default();
+    let schema = args.get(1).and_then(Arg::text).unwrap_or("acl");
+    let init = matches!(args.get(2), Some(Arg::Bool(Some(true))));
+    if schema.is_empty() {
+        return Err(crate::error::StoreError::BadConnection { why: "the schema is empty".into() }.into());
+    }
+    let backend = crate::store::postgres::PgBackend::new(connection, schema)?;
+    let store = crate::store::Store::new(Arc::new(backend), crate::store::Location::new(None, schema));
+    let status = crate::engine::source::use_store(state, store, init, in_transaction)?;
+    crate::engine::watch::start(state);
+    Ok(vec![status])
 }
 
 /// An action's extra info.

@@ -342,6 +342,18 @@ pub unsafe extern "C" fn acl_rs_versioned(check: *const Checks, index: usize) ->
     matches!(checks.statements.get(index), Some(Some(a)) if a.versioned)
 }
 
+/// `acl_version_check_interval` was set (or reset, or read at load): milliseconds between the
+/// background thread's reads of a shared store's policy version (0: notices only).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_set_version_check_interval(state: *const State, ms: u64) {
+    // SAFETY: the caller's contract.
+    let state = unsafe { &*state };
+    let _ = catch_unwind(AssertUnwindSafe(|| state.set_version_check_interval(ms)));
+}
+
 /// The version of the policy published now.
 ///
 /// # Safety

@@ -40,6 +40,18 @@ pub trait Backend: Send + Sync {
     fn counts_changes(&self) -> bool {
         true
     }
+    /// A connection that hears every committed batch's notice on `channel` (PostgreSQL's
+    /// `LISTEN`); `None`: the backend has no notices (one process holds the store).
+    fn listen(&self, _channel: &str) -> Option<crate::error::Result<Box<dyn Changes>>> {
+        None
+    }
+}
+
+/// Notices of committed batches (`Backend::listen`), on a connection of their own.
+pub trait Changes: Send {
+    /// Waits up to `timeout` for a notice; `Ok(true)` when one (or more) came. An error: the
+    /// connection is lost (listen again).
+    fn wait(&mut self, timeout: std::time::Duration) -> crate::error::Result<bool>;
 }
 
 /// What `acl_status()` shows of the store.
@@ -68,6 +80,8 @@ mod sql;
 mod tests;
 #[cfg(test)]
 pub(crate) mod fake;
+#[cfg(feature = "extension")]
+pub mod postgres;
 
 pub use layout::SCHEMA_VERSION;
 pub use load::load;
@@ -145,6 +159,11 @@ impl Store {
         self.backend.describe()
     }
 
+    /// Notices of the batches committed to this store by any node (`None`: the backend has none).
+    pub fn listen(&self) -> Option<Result<Box<dyn Changes>>> {
+        self.backend.listen(&self.sql().channel())
+    }
+
     fn sql(&self) -> sql::Sql<'_> {
         sql::Sql { dialect: self.backend.dialect(), location: &self.location }
     }
@@ -158,7 +177,7 @@ impl Store {
     }
 
     /// `meta`'s policy version, checking the schema version. `None`: the location has no store.
-    fn read_meta(&self, txn: &mut dyn Txn) -> Result<Option<u64>> {
+    fn read_meta(&self, txn: &mut dyn Txn, lock: bool) -> Result<Option<u64>> {
         let sql = self.sql();
         if let Some(q) = sql.catalog_exists() {
             if count(txn.query(&q).map_err(|e| self.unavailable(e))?) == 0 {
@@ -169,7 +188,7 @@ impl Store {
         if count(txn.query(&sql.meta_exists()).map_err(|e| self.unavailable(e))?) == 0 {
             return Ok(None);
         }
-        let rows = txn.query(&sql.read_meta()).map_err(|e| self.unavailable(e))?;
+        let rows = txn.query(&sql.read_meta(lock)).map_err(|e| self.unavailable(e))?;
         let corrupt = |why: &str| AclError::from(StoreError::Corrupt { location: self.describe(), table: layout::META.name, why: why.into() });
         let [row] = rows.as_slice() else { return Err(corrupt("meta must hold exactly one row")) };
         let found = row.first().cloned().flatten().unwrap_or_else(|| "NULL".into());
@@ -206,7 +225,7 @@ impl Store {
     pub fn open(&self, create: bool, memory: &Policy) -> Result<Opened> {
         let mut opened = None;
         self.backend.transaction(&mut |txn| {
-            opened = Some(match self.read_meta(txn)? {
+            opened = Some(match self.read_meta(txn, true)? {
                 Some(version) => Opened::Loaded { policy: self.load_in(txn, &memory.functions.host)?, version },
                 None if !create => return Err(StoreError::Missing { location: self.describe() }.into()),
                 None => {
@@ -233,7 +252,7 @@ impl Store {
     pub fn load(&self, host: &Arc<HostFunctions>) -> Result<(Policy, u64)> {
         let mut out = None;
         self.backend.transaction(&mut |txn| {
-            let version = self.read_meta(txn)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?;
+            let version = self.read_meta(txn, true)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?;
             out = Some((self.load_in(txn, host)?, version));
             Ok(())
         })?;
@@ -244,7 +263,7 @@ impl Store {
     pub fn version(&self) -> Result<u64> {
         let mut out = None;
         self.backend.transaction(&mut |txn| {
-            out = Some(self.read_meta(txn)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?);
+            out = Some(self.read_meta(txn, false)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?);
             Ok(())
         })?;
         out.ok_or_else(|| AclError::internal("the store's transaction did not run"))
@@ -257,7 +276,7 @@ impl Store {
     pub fn commit<T>(&self, loaded: u64, current: &Policy, change: &mut dyn FnMut(&mut Policy) -> Result<T>) -> Result<Committed<T>> {
         let mut done = None;
         self.backend.transaction(&mut |txn| {
-            let version = self.read_meta(txn)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?;
+            let version = self.read_meta(txn, true)?.ok_or_else(|| StoreError::Missing { location: self.describe() })?;
             let reloaded = version != loaded;
             let base = if reloaded {
                 let mut p = self.load_in(txn, &current.functions.host)?;
@@ -277,6 +296,9 @@ impl Store {
             }
             if txn.execute(&self.sql().bump_meta(version, version + 1)).map_err(failed)? == 0 && self.backend.counts_changes() {
                 return Err(StoreError::Failed { location: self.describe(), why: "another writer moved the policy version".into() }.into());
+            }
+            if let Some(notify) = self.sql().notify(version + 1) {
+                txn.execute(&notify).map_err(failed)?;
             }
             done = Some(Committed { policy: next, version: version + 1, reloaded, out });
             Ok(())

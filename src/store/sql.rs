@@ -83,11 +83,28 @@ impl Sql<'_> {
         format!("SELECT {} FROM {}", cols.join(", "), self.table(t))
     }
 
-    /// `meta`'s row(s); PostgreSQL locks the row, so two writers' batches queue there.
-    pub fn read_meta(&self) -> String {
+    /// `meta`'s row(s). With `lock`, PostgreSQL locks the row, so two writers' batches queue
+    /// there, and a load reads every table while no writer can commit (READ COMMITTED); the
+    /// version poll (`Store::version`) reads it without a lock.
+    pub fn read_meta(&self, lock: bool) -> String {
         match self.dialect {
-            Dialect::DuckDb => self.select(&META),
-            Dialect::Postgres => format!("{} FOR UPDATE", self.select(&META)),
+            Dialect::Postgres if lock => format!("{} FOR UPDATE", self.select(&META)),
+            _ => self.select(&META),
+        }
+    }
+
+    /// The channel a committed batch notifies (PostgreSQL): one per store schema, so two stores
+    /// in one database do not wake each other's nodes.
+    pub fn channel(&self) -> String {
+        format!("acl_policy_{}", self.location.schema)
+    }
+
+    /// What tells every listening node that `version` was committed: PostgreSQL delivers a
+    /// `NOTIFY` only when (and if) the transaction commits. `None`: the dialect has none.
+    pub fn notify(&self, version: u64) -> Option<String> {
+        match self.dialect {
+            Dialect::Postgres => Some(format!("NOTIFY {}, {}", ident(&self.channel()), literal(&version.to_string()))),
+            Dialect::DuckDb => None,
         }
     }
 
