@@ -159,3 +159,34 @@ fn reload_in_memory_mode_and_use_in_a_transaction_are_refused() {
     assert!(matches!(e, Err(AclError::StatementNotPermitted(_))));
     assert!(fake.rows("meta").is_empty());
 }
+
+#[test]
+fn refresh_publishes_only_a_version_that_moved_and_notes_a_store_gone() {
+    let s = state();
+    // Memory mode: nothing to refresh.
+    assert!(!source::refresh(&s).unwrap());
+    let fake = Arc::new(Fake::default());
+    source::use_store(&s, store(&fake), true, false).unwrap();
+    admin::execute_all(&s, &["CREATE ROLE mine"], false).unwrap();
+    // This node's own batch is not read back as another's.
+    let v = s.policy().version;
+    let reads = fake.log.lock().len();
+    assert!(!source::refresh(&s).unwrap());
+    assert_eq!(s.policy().version, v, "the same version: nothing published");
+    assert!(fake.log.lock()[reads..].iter().all(|q| !q.contains("\"roles\"")), "the same version: no table read");
+    // Another node committed (as far as this one can tell: the version moved, a role came).
+    fake.edit(|d| {
+        d.tables.get_mut("roles").unwrap().1.push(vec![Some("theirs".into())]);
+        d.tables.get_mut("meta").unwrap().1[0][1] = Some("7".into());
+    });
+    assert!(source::refresh(&s).unwrap());
+    assert!(s.policy().roles.contains_key("theirs") && s.policy().version > v);
+    assert_eq!(s.store_status().policy_version, 7);
+    // The store gone: the snapshot stays, the status says so; back: healthy again.
+    *fake.gone.lock() = true;
+    assert!(matches!(source::refresh(&s), Err(AclError::Store(StoreError::Unavailable { .. }))));
+    assert!(!s.store_status().healthy && s.policy().roles.contains_key("theirs"));
+    *fake.gone.lock() = false;
+    assert!(!source::refresh(&s).unwrap());
+    assert!(s.store_status().healthy);
+}

@@ -188,6 +188,19 @@ fn the_diff_deletes_what_went_and_inserts_what_came() {
     assert!(sql.diff(&rows(&before), &rows(&before)).is_empty());
 }
 
+#[test]
+fn postgres_spells_text_locks_meta_for_writers_only_and_notifies_on_commit() {
+    let loc = Location::new(None, "Pol");
+    let pg = sql::Sql { dialect: Dialect::Postgres, location: &loc };
+    assert_eq!(pg.read_meta(true), "SELECT \"schema_version\"::text, \"policy_version\"::text FROM \"pol\".\"meta\" FOR UPDATE");
+    assert!(!pg.read_meta(false).contains("FOR UPDATE"), "the version poll takes no lock");
+    assert_eq!(pg.notify(8).as_deref(), Some("NOTIFY \"acl_policy_pol\", '8'"));
+    assert!(pg.catalog_exists().is_none());
+    assert!(pg.create_table(&layout::TABLES[0]).contains(" TEXT"));
+    let duck = sql::Sql { dialect: Dialect::DuckDb, location: &loc };
+    assert!(duck.notify(8).is_none() && !duck.read_meta(true).contains("FOR UPDATE"));
+}
+
 fn store(fake: &Arc<Fake>) -> Store {
     Store::new(fake.clone(), Location::new(Some("fake"), "acl"))
 }
