@@ -201,6 +201,8 @@ def main():
     if "g" in args.cases:
         print()
         store_case(ext, max(50, rounds // 20), rounds)
+        from pg_case import postgres_case
+        postgres_case(ext, connect, setup, side_by_side, report, revokes=50, rounds=rounds)
         if args.callgrind:
             callgrind_case(args.callgrind, store=True)
 
