@@ -156,11 +156,10 @@ impl Backend for PgBackend {
         // A kept connection the server has closed since (a restart) fails at BEGIN: one more
         // try on a new connection, before anything of the batch was sent.
         let fresh = slot.is_none();
-        let client = match slot.take() {
+        let mut client = match slot.take() {
             Some(c) => c,
             None => self.connect()?,
         };
-        let mut client = client;
         if let Err(e) = client.batch_execute("BEGIN") {
             if fresh {
                 return Err(self.unavailable(&e));
@@ -168,12 +167,9 @@ impl Backend for PgBackend {
             client = self.connect()?;
             client.batch_execute("BEGIN").map_err(|e| self.unavailable(&e))?;
         }
-        let result = {
-            // BEGIN was sent by hand: the transaction object is not used, the statements run on
-            // the client and the end is COMMIT or ROLLBACK.
-            let mut run = ClientTxn { client: &mut client, backend: self };
-            work(&mut run)
-        };
+        // BEGIN is sent by hand (the client's `Transaction` would borrow the connection before
+        // the retry above could replace it); the statements run on it, then COMMIT or ROLLBACK.
+        let result = work(&mut ClientTxn { client: &mut client, backend: self });
         let end = match &result {
             Ok(()) => client.batch_execute("COMMIT").map_err(|e| self.failed(&e)),
             Err(_) => client.batch_execute("ROLLBACK").map_err(|e| self.failed(&e)),
