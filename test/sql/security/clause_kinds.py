@@ -142,7 +142,7 @@ SELECT = [
     ("GLOB", "SELECT id FROM people WHERE <e:t> GLOB '*' ORDER BY id", ()),
     ("** operator", "SELECT <e:i> ** 2 AS v FROM people ORDER BY id", ()),
     ("^@ operator", "SELECT <e:t> ^@ 'a' AS v FROM people ORDER BY id", ()),
-    ("E-string", "SELECT E'x\\t' || <e:t> AS v FROM people ORDER BY id", ()),
+    ("E-string", "SELECT E'it\\'s ' || <e:t> AS v FROM people ORDER BY id", ()),
     ("unnamed call (DuckDB's column name)", "SELECT lower(<e:t>) FROM people ORDER BY id", ()),
 ]
 
