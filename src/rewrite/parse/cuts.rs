@@ -27,6 +27,12 @@ pub fn marker(k: usize) -> String {
     format!("__acl_cut{k}")
 }
 
+/// Is `name` a cut's marker? (No principal's name can be: `check_reserved` allows only the
+/// markers of the statement's own cuts.) A marker names nothing the rules should judge.
+pub fn is_marker(name: &str) -> bool {
+    name.strip_prefix("__acl_cut").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The names of the metadata listings a `SHOW …` FROM item becomes (`metadata` answers them).
 pub const SHOW_TABLES: &str = "__acl_show_tables";
 pub const SHOW_ALL_TABLES: &str = "__acl_show_all_tables";

@@ -191,6 +191,9 @@ impl Walk<'_, '_> {
             }
             return Err(if head == "*" { rule.star() } else { SlicedWrite::Positional { object: rule.object.to_string() }.into() });
         }
+        if p.len() == 1 && crate::rewrite::parse::cuts::is_marker(&parts[0].value) {
+            return Ok(()); // a clause cut out of DuckDB's print stands here (spec 016)
+        }
         if p.len() == 1 {
             // a lambda parameter wins over a column, and a column over the row of a table
             if self.is_lambda(head)
