@@ -60,6 +60,8 @@ PRINTED = [
     "SELECT sum(qty) OVER (PARTITION BY a ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE CURRENT ROW) FROM orders",
     "SELECT t.ticker, p.price FROM (trades AS t ASOF LEFT JOIN prices AS p ON (((t.ticker = p.ticker) AND (t.ts >= p.ts))))",
     "SELECT * FROM (trades AS t ASOF INNER JOIN prices AS p USING (ticker, ts))",
+    "SELECT o.id, c.name FROM ((orders AS o POSITIONAL JOIN customers AS c) POSITIONAL JOIN range(3) AS r(x))",
+    "SELECT * FROM orders POSITIONAL JOIN customers WHERE (id > 1)",
     "WITH RECURSIVE r (n) USING KEY (n)  AS ((SELECT 1) UNION (SELECT (n + 1) FROM r WHERE (n < 4))) SELECT * FROM r",
     "SELECT * FROM sales PIVOT (sum(amount) FOR (\"quarter\") IN ('Q1', 'Q2') GROUP BY \"year\")",
     "SELECT * FROM wide UNPIVOT (amount FOR \"quarter\" IN (q1, q2, q3))",

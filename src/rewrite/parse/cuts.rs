@@ -8,6 +8,7 @@
 //! | `t AS x TABLESAMPLE Reservoir(50.0 PERCENT)REPEATABLE (7)` | `TABLESAMPLE ("m")` | the clause |
 //! | `OVER (… ROWS … EXCLUDE CURRENT ROW)` | `OVER (PARTITION BY "m", …)` | `EXCLUDE …` before the `)` |
 //! | `a ASOF LEFT JOIN b ON c` / `USING (k)` | `a LEFT JOIN b ON "m" AND c` / `USING ("m", k)` | `ASOF` before the join |
+//! | `a POSITIONAL JOIN b` | `a JOIN b ON "m"` | `POSITIONAL JOIN b`, without the ON |
 //! | `r (n) USING KEY (n) AS (…)` | `r (n, "m") AS (…)` | `USING KEY (n)` after the column list |
 //! | `PIVOT (… IN (…) GROUP BY "year")` | `IN (…, "m")` | `GROUP BY …` after the `IN` list |
 //! | `(DESCRIBE (q))`, `(SUMMARIZE (q))` | `(SELECT * FROM (q) AS "m")` | `(DESCRIBE (q'))` with the rewritten q |
@@ -48,6 +49,8 @@ enum Kind {
     Exclude(String),
     /// `ASOF` before a join.
     Asof,
+    /// `POSITIONAL` before a join (which has no condition).
+    Positional,
     /// A recursive CTE's `USING KEY (…)` (the whole clause).
     UsingKey(String),
     /// A PIVOT's `GROUP BY …` (the whole clause).
@@ -171,7 +174,7 @@ fn quoted_marker(k: usize) -> String {
 /// Quick test: could `printed` hold anything to cut? (Most statements hold none of these words.)
 pub fn may_cut(printed: &str) -> bool {
     let upper = printed.to_ascii_uppercase();
-    ["SAMPLE", "EXCLUDE", "ASOF", "USING KEY", "PIVOT", "DESCRIBE", "SUMMARIZE"].iter().any(|w| upper.contains(w))
+    ["SAMPLE", "EXCLUDE", "ASOF", "POSITIONAL", "USING KEY", "PIVOT", "DESCRIBE", "SUMMARIZE"].iter().any(|w| upper.contains(w))
 }
 
 /// Cuts DuckDB's printed statement `printed` (its tokens `tokens`): the text sqlparser reads and
@@ -277,6 +280,15 @@ pub fn cut(printed: &str, tokens: &[Token]) -> Result<Option<(String, Cuts)>> {
             i += 1;
             continue;
         }
+        if i > 0 && is(&t[i], "POSITIONAL") && !is(&t[i - 1], "AS") && next(1).is_some_and(|w| is(w, "JOIN")) {
+            // `a POSITIONAL JOIN b`: an inner join whose condition is the marker
+            let end = relation_end(&t, i + 2).ok_or_else(unbalanced)?;
+            edits.push(Edit { start: t[i].start, end: t[i + 1].start, with: String::new() });
+            edits.push(Edit { start: end, end, with: format!(" ON {}", quoted_marker(k)) });
+            cuts.kinds.push(Kind::Positional);
+            i += 2;
+            continue;
+        }
         if i > 0 && is(&t[i], "USING") && next(1).is_some_and(|w| is(w, "KEY")) && next(2).is_some_and(|w| w.text == "(") {
             // `r (cols) USING KEY (keys)` in a WITH
             let close = closing(&t, i + 2).ok_or_else(unbalanced)?;
@@ -369,6 +381,33 @@ fn window_open(t: &[Tok<'_>], at: usize) -> Option<usize> {
     None
 }
 
+/// Where the relation that starts at token `from` (a join's right side) ends: before the first
+/// token at its depth that starts another clause or join, or closes the parenthesis it stands in.
+fn relation_end(t: &[Tok<'_>], from: usize) -> Option<usize> {
+    const NEXT: &[&str] = &[
+        "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "ASOF", "POSITIONAL", "SEMI", "ANTI", "ON", "USING",
+        "WHERE", "GROUP", "HAVING", "WINDOW", "QUALIFY", "ORDER", "LIMIT", "OFFSET", "UNION", "EXCEPT", "INTERSECT",
+        "RETURNING", "SET",
+    ];
+    let mut depth = 0usize;
+    let mut last = None;
+    for tok in t.iter().skip(from) {
+        match tok.text {
+            "(" => depth += 1,
+            ")" if depth == 0 => break,
+            ")" => depth -= 1,
+            "," | ";" if depth == 0 => break,
+            _ if depth == 0 && NEXT.iter().any(|w| is(tok, w)) => break,
+            _ => {}
+        }
+        last = Some(tok.end);
+    }
+    if depth != 0 {
+        return None;
+    }
+    last
+}
+
 /// The ON or USING of the join whose `ASOF` is at `at`: the first one at the same depth.
 fn join_constraint(t: &[Tok<'_>], at: usize) -> Option<usize> {
     let mut depth = 0i64;
@@ -437,6 +476,20 @@ pub fn restore(output: &str, tokens: &[Token], cuts: &Cuts) -> Result<String> {
                 };
                 let join = join_keyword(&t, constraint).ok_or_else(lost)?;
                 edits.push(Edit { start: t[join].start, end: t[join].start, with: "ASOF ".into() });
+            }
+            Kind::Positional => {
+                // `… JOIN <relation> ON "m"`, the marker the whole condition
+                prev.filter(|p| is(p, "ON")).ok_or_else(lost)?;
+                if i < 2 || t.get(i + 1).is_some_and(|a| is(a, "AND") || is(a, "OR")) {
+                    return Err(lost());
+                }
+                let first = join_keyword(&t, i - 1).ok_or_else(lost)?;
+                let join = (first..i).find(|&j| is(&t[j], "JOIN")).ok_or_else(lost)?;
+                if !(first..join).all(|j| is(&t[j], "INNER")) {
+                    return Err(lost());
+                }
+                edits.push(Edit { start: t[first].start, end: t[join].end, with: "POSITIONAL JOIN".into() });
+                edits.push(Edit { start: t[i - 2].end, end: t[i].end, with: String::new() });
             }
             Kind::UsingKey(clause) => {
                 let p = prev.ok_or_else(lost)?;

@@ -280,6 +280,16 @@ impl Dialect for AclDialect {
     fn supports_add_column_if_not_exists(&self) -> bool {
         true
     }
+    // `a POSITIONAL JOIN b` is DuckDB's positional join, never `a` aliased "positional" and
+    // joined without a condition (read from DuckDB's print: `cuts`)
+    fn is_table_factor_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {
+        let word = &parser.get_current_token().token;
+        let positional = matches!(word, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("positional"));
+        if !explicit && positional && matches!(&parser.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::JOIN) {
+            return false;
+        }
+        explicit || self.is_table_alias(kw, parser)
+    }
 }
 
 /// `(* ~~~ 'a*')` and `(* !~~~ 'a*')`: the glob forms of a star filter (three tokens).

@@ -54,6 +54,8 @@ fn clauses_that_name_nothing_are_cut_and_put_back() {
         ("WITH RECURSIVE r (n) USING KEY (n)  AS ((SELECT 1) UNION (SELECT (n + 1) FROM r WHERE (n < 4))) SELECT * FROM r", "WITH RECURSIVE r (n) USING KEY (n) AS ((SELECT 1) UNION (SELECT (n + 1) FROM r WHERE (n < 4))) SELECT * FROM r"),
         ("SELECT * FROM sales PIVOT (sum(amount) FOR (\"quarter\") IN ('Q1', 'Q2') GROUP BY \"year\")", "SELECT * FROM sales PIVOT(sum(amount) FOR \"quarter\" IN ('Q1', 'Q2') GROUP BY \"year\")"),
         ("SELECT * FROM (DESCRIBE (SELECT * FROM orders))", "SELECT * FROM (DESCRIBE (SELECT * FROM orders))"),
+        ("SELECT o.id FROM (orders AS o POSITIONAL JOIN customers AS c)", "SELECT o.id FROM (orders AS o POSITIONAL JOIN customers AS c)"),
+        ("SELECT * FROM ((a POSITIONAL JOIN (SELECT 1) AS b) POSITIONAL JOIN range(3) AS r(x)) WHERE (x > 1)", "SELECT * FROM ((a POSITIONAL JOIN (SELECT 1) AS b) POSITIONAL JOIN range(3) AS r (x)) WHERE (x > 1)"),
         ("SELECT column_name FROM (SUMMARIZE (SELECT * FROM orders))", "SELECT column_name FROM (SUMMARIZE (SELECT * FROM orders))"),
     ] {
         assert_eq!(round_trip(printed).1, expect, "{printed}");
