@@ -9,6 +9,7 @@ fn main() {
         "cpp/meta.cpp",
         "cpp/txn.cpp",
         "cpp/client.cpp",
+        "cpp/host_parse.cpp",
         "cpp/acl_shim.hpp",
         "cpp/acl_ffi.hpp",
     ] {
@@ -25,7 +26,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")

@@ -146,6 +146,22 @@ struct AclStr {
     size_t len;
 };
 
+/// Receives one call of a probe's select item from the shim: its name parts.
+using AclProbeSink = void(*)(void *user, uint32_t item, const AclStr *parts, size_t n_parts);
+
+/// What `acl_shim_host_parse` hands back: DuckDB's print of a principal's statement (or its
+/// parser's message), held by the shim until `acl_shim_host_parse_free(handle)`.
+struct AclHostParse {
+    /// The shim's storage for the strings below.
+    void *handle;
+    /// The statements printed back (`ToString()`), `;\n`-joined.
+    AclStr printed;
+    /// DuckDB's parser's message when it refused the text.
+    AclStr error;
+    /// How many statements DuckDB read (a dynamic PIVOT counts as two).
+    uint64_t n_statements;
+};
+
 /// Receives one (name, type) pair from the shim: `user` as passed, two strings with their lengths.
 using AclColumnSink = void(*)(void *user, const char *name, size_t name_len, const char *ty, size_t ty_len);
 
@@ -284,6 +300,19 @@ bool acl_rs_register(const AclState *state, duckdb_extension_info info, const du
 /// cpp/txn.cpp: is an explicit transaction open in this `duckdb_client_context`? True (refuse)
 /// for a null context or on a failure.
 extern bool acl_shim_explicit_transaction(duckdb_client_context context);
+
+/// Parses `sql` with DuckDB's parser and hands `sink` every call in each select item of its
+/// first statement (a SELECT); false when it does not parse. Does not unwind.
+extern bool acl_shim_probe_calls(const char *sql, size_t len, AclProbeSink sink, void *user);
+
+/// DuckDB's parse of `len` bytes at `sql` (with its built-in parser options, no override),
+/// printed back with every item DuckDB names by its text aliased by that name, into `out`;
+/// false when DuckDB's parser refused it (`out.error`) or the shim failed. `out.handle` is set
+/// in every case and freed with `acl_shim_host_parse_free`. Does not unwind.
+extern bool acl_shim_host_parse(const char *sql, size_t len, AclHostParse *out);
+
+/// Frees what `acl_shim_host_parse` kept (null is fine).
+extern void acl_shim_host_parse_free(void *handle);
 
 /// The output columns of `sql` (one SELECT) bound in `ctx`, each handed to `sink`; false when
 /// it does not bind.

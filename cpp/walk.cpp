@@ -334,6 +334,24 @@ private:
 			break;
 		case TableReferenceType::EMPTY_FROM:
 			break;
+		case TableReferenceType::PIVOT: {
+			// PIVOT/UNPIVOT: its input, its aggregates and what its columns are computed from; the
+			// names it creates (value and name columns, groups) are looked up in nothing. Values
+			// taken from the data (a subquery, or the enum DuckDB makes of one) are not modelled.
+			auto &p = ref.Cast<PivotRef>();
+			Table(p.source.get());
+			Exprs(p.aggregates);
+			for (auto &col : p.pivots) {
+				Exprs(col.pivot_expressions);
+				for (auto &entry : col.entries) {
+					Expr(entry.expr);
+				}
+				if (col.subquery || !col.pivot_enum.empty()) {
+					Literal(AclRefKind::Other, "pivot values from the data");
+				}
+			}
+			break;
+		}
 		case TableReferenceType::SHOW_REF: {
 			auto &show = ref.Cast<ShowRef>();
 			Node(show.query.get());

@@ -1,12 +1,11 @@
 //! Shared pieces of the fuzz targets: a stand-in for DuckDB's tokenizer (the splitter takes
 //! DuckDB's tokens, which a fuzz target cannot call), a fixed policy with its principals, the
-//! properties each target checks, and a small SQL grammar driven by `arbitrary`.
+//! properties each target checks; the small SQL grammar driven by `arbitrary` is `grammar`.
 use acl::authz::{Principal, View};
 use acl::policy::Policy;
 use acl::prefix::{Batch, Token, TokenKind};
-use arbitrary::{Result as AResult, Unstructured};
+use arbitrary::Unstructured;
 use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Statement, TableFactor, Visit, Visitor};
-use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
@@ -440,7 +439,8 @@ impl Visitor for OutputCheck<'_> {
 
 /// Parses the rewriter's output again; generous limits (slices add nesting).
 fn reparse(sql: &str) -> Result<Vec<Statement>, String> {
-    Parser::new(&DuckDbDialect {})
+    // our dialect as it reads our own print (operators sqlparser has no rule for, `#n`, …)
+    Parser::new(&acl::rewrite::parse::AclDialect { reading: acl::rewrite::parse::Reading::Printed })
         .with_recursion_limit(512)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
@@ -456,32 +456,58 @@ pub fn check_rewrite(fx: &Fixture, which: usize, sql: &str) {
     let (principal, allowed) = &fx.principals[which % fx.principals.len()];
     let view = View::new(&fx.policy, principal).expect("fixture principals exist");
     let fns = acl::rewrite::FnGate::new(&fx.policy, principal);
-    let first = acl::rewrite::statement(&view, &fns, sql);
-    let second = acl::rewrite::statement(&view, &fns, sql);
-    assert_eq!(first, second, "the rewrite is not deterministic for {sql:?}");
-    match first {
-        Ok(out) => {
-            let stmts = reparse(&out).unwrap_or_else(|e| panic!("output does not parse: {e}\n in: {sql:?}\nout: {out}"));
-            assert_eq!(stmts.len(), 1, "output is not one statement\n in: {sql:?}\nout: {out}");
-            let mut check = OutputCheck { allowed, problem: None, table_functions: Vec::new() };
-            let _ = stmts[0].visit(&mut check);
-            if let Some(p) = check.problem {
-                panic!("{p}\n   principal: {}\n in: {sql:?}\nout: {out}", principal.label);
+    // as the principal wrote it, and as if it were DuckDB's print of it (spec 016: the dialect's
+    // `Printed` reading and the clauses cut out of such a print)
+    for host in [&acl::rewrite::NoHost as &dyn acl::rewrite::Host, &AsPrinted] {
+        let first = acl::rewrite::statement_with_host(&view, &fns, sql, host);
+        let second = acl::rewrite::statement_with_host(&view, &fns, sql, host);
+        assert_eq!(first, second, "the rewrite is not deterministic for {sql:?}");
+        match first {
+            Ok(out) => {
+                let stmts = match reparse(&out) {
+                    Ok(s) => s,
+                    // a clause put back after the rewrite (USING SAMPLE, ASOF, …): only DuckDB reads it
+                    Err(_) if acl::rewrite::parse::cuts::may_cut(&out) => continue,
+                    Err(e) => panic!("output does not parse: {e}\n in: {sql:?}\nout: {out}"),
+                };
+                assert_eq!(stmts.len(), 1, "output is not one statement\n in: {sql:?}\nout: {out}");
+                let mut check = OutputCheck { allowed, problem: None, table_functions: Vec::new() };
+                let _ = stmts[0].visit(&mut check);
+                if let Some(p) = check.problem {
+                    panic!("{p}\n   principal: {}\n in: {sql:?}\nout: {out}", principal.label);
+                }
             }
-        }
-        Err(e) => {
-            let msg = e.to_string();
-            assert!(msg.starts_with("acl: "), "a refusal without the acl: prefix: {msg}");
-            let lower_in = sql.to_lowercase();
-            let lower_msg = msg.to_lowercase();
-            for w in PHYSICAL_WORDS {
-                assert!(
-                    !lower_msg.contains(w) || lower_in.contains(w),
-                    "a refusal names a physical object the input did not: {msg}\n in: {sql:?}"
-                );
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.starts_with("acl: "), "a refusal without the acl: prefix: {msg}");
+                let lower_in = sql.to_lowercase();
+                let lower_msg = msg.to_lowercase();
+                for w in PHYSICAL_WORDS {
+                    assert!(
+                        !lower_msg.contains(w) || lower_in.contains(w),
+                        "a refusal names a physical object the input did not: {msg}\n in: {sql:?}"
+                    );
+                }
             }
         }
     }
+}
+
+/// A stand-in for DuckDB's print: the input itself, tokenized by the stand-in tokenizer.
+struct AsPrinted;
+
+impl acl::rewrite::Host for AsPrinted {
+    fn print(&self, sql: &str) -> acl::error::Result<Option<acl::rewrite::Printed>> {
+        Ok(Some(acl::rewrite::Printed { sql: sql.to_string(), statements: 1 }))
+    }
+    fn tokens(&self, sql: &str) -> acl::error::Result<Vec<Token>> {
+        Ok(tokenize(sql))
+    }
+}
+
+/// No tokenizer and no DuckDB (the batch is split already).
+fn no_tokens(_: &str) -> acl::error::Result<Vec<Token>> {
+    Err(acl::error::AclError::internal("no tokenizer in the fuzzer"))
 }
 
 /// Statement shapes (spec 012): when a shape of `sql` is learned (the sentinel proof passed), the
@@ -497,7 +523,7 @@ pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
     let run = |q: &str| -> Option<(Vec<Token>, Result<acl::engine::Output, String>)> {
         let toks = tokenize(q);
         let batch = acl::prefix::split(q, &toks).ok()??;
-        Some((toks, acl::engine::batch(&state, &fx.policy, &settings, &batch).map_err(|e| e.to_string())))
+        Some((toks, acl::engine::batch(&state, &fx.policy, &settings, &batch, &no_tokens).map_err(|e| e.to_string())))
     };
     let query = format!("ACL ROLE \"{role}\" {sql}");
     let Some((toks, Ok(actual))) = run(&query) else { return };
@@ -505,7 +531,7 @@ pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
     let Some(shape) = acl::engine::Shape::of(&query, &toks, &batch) else { return };
     let (text, shifted) = shape.sentinel_query(&toks);
     let Ok(Some(sb)) = acl::prefix::split(&text, &shifted) else { return };
-    let Ok(sentinel) = acl::engine::batch(&state, &fx.policy, &settings, &sb) else { return };
+    let Ok(sentinel) = acl::engine::batch(&state, &fx.policy, &settings, &sb, &no_tokens) else { return };
     shapes.learn(&shape, &actual, &sentinel);
     // every plain numeric literal changed: n -> n + 1 (as digits), 0 -> 10
     let mut variant = String::with_capacity(query.len() + 8);
@@ -531,235 +557,6 @@ pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// A small SQL grammar
-// ---------------------------------------------------------------------------------------------
 
-const TABLES: &[&str] = &[
-    "orders", "items", "people", "sales.orders", "sales.main.orders", "sales.eu.orders", "eu.orders",
-    "SALES.ORDERS", "\"Orders\"", "\"sales\".\"items\"", "sales.people", "hr.people", "hr.salaries",
-    "vault.keys", "pdb_main.main.ph_orders", "\"pdb_main\".\"main\".\"ph_orders\"", "ph_orders",
-    "main.ph_orders", "memory.main.orders", "pdb_hr.main.ph_staff", "pdb_vault.main.ph_keys",
-    "\"__acl_cte1_c0\"", "__acl_cte2_c1", "'data.csv'", "system.main.duckdb_tables", "a.b.c.d",
-    "information_schema.tables", "temp.main.t", "ph_eu.ph_orders", "\"sales.orders\"",
-];
-const COLUMNS: &[&str] = &["id", "amount", "tenant", "ssn", "email", "x", "t.id", "o.amount", "orders.id", "*"];
-const FUNCTIONS: &[&str] = &[
-    "lower", "upper", "abs", "count", "sum", "max", "coalesce", "length", "error", "acl_exec", "acl_claim",
-    "query", "query_table", "read_csv", "getvariable", "current_setting", "json_execute_serialized_sql",
-    "pdb_main.main.f", "main.lower", "\"lower\"", "nextval", "ACL_EXEC", "sqlite_query", "__internal_x",
-];
-const TABLE_FUNCTIONS: &[&str] = &["read_csv('x.csv')", "query('SELECT 1')", "range(3)", "glob('*')", "acl_roles()"];
-const OTHER: &[&str] = &[
-    "SET search_path = 'pdb_main.main'", "USE pdb_main", "PRAGMA show_tables", "COPY orders TO 'x.csv'",
-    "ATTACH 'x.db' AS y", "DESCRIBE orders", "EXPLAIN SELECT * FROM orders", "BEGIN", "COMMIT", "ROLLBACK",
-    "CREATE TABLE t AS SELECT * FROM orders", "DROP TABLE orders", "SHOW TABLES", "CALL acl_exec('x')",
-    "PREPARE p AS SELECT 1", "EXECUTE p", "SUMMARIZE orders", "LOAD httpfs", "TABLE orders",
-];
-
-pub struct Gen<'u, 'd> {
-    u: &'u mut Unstructured<'d>,
-    ctes: Vec<String>,
-    next_cte: usize,
-}
-
-impl<'u, 'd> Gen<'u, 'd> {
-    pub fn new(u: &'u mut Unstructured<'d>) -> Self {
-        Gen { u, ctes: Vec::new(), next_cte: 0 }
-    }
-
-    fn pick<'a>(&mut self, xs: &'a [&'a str]) -> AResult<&'a str> {
-        Ok(*self.u.choose(xs)?)
-    }
-
-    fn coin(&mut self) -> AResult<bool> {
-        self.u.arbitrary()
-    }
-
-    fn table_name(&mut self) -> AResult<String> {
-        if !self.ctes.is_empty() && self.u.ratio(1, 3)? {
-            let c = self.u.choose(&self.ctes)?.clone();
-            return Ok(c);
-        }
-        Ok(self.pick(TABLES)?.to_string())
-    }
-
-    fn alias(&mut self) -> AResult<String> {
-        Ok(match self.u.int_in_range(0..=5)? {
-            0 => String::new(),
-            1 => " t".into(),
-            2 => " AS o".into(),
-            3 => " AS orders".into(),
-            4 => " AS ph_orders".into(),
-            _ => " AS t(a, b)".into(),
-        })
-    }
-
-    fn from_item(&mut self, depth: u32) -> AResult<String> {
-        let leaf = depth >= 3;
-        Ok(match if leaf { 0 } else { self.u.int_in_range(0..=7)? } {
-            0 | 1 => format!("{}{}", self.table_name()?, self.alias()?),
-            2 => format!("({}) AS d", self.query(depth + 1)?),
-            3 => format!("LATERAL ({}) AS l", self.query(depth + 1)?),
-            4 => {
-                let kind = self.pick(&["JOIN", "LEFT JOIN", "CROSS JOIN", "NATURAL JOIN", "POSITIONAL JOIN", "ASOF JOIN"])?;
-                let on = if kind.starts_with("JOIN") || kind.starts_with("LEFT") { format!(" ON {}", self.expr(depth + 1)?) } else { String::new() };
-                format!("{} {kind} {}{on}", self.from_item(depth + 1)?, self.from_item(depth + 1)?)
-            }
-            5 => format!("{}{}", self.pick(TABLE_FUNCTIONS)?, self.alias()?),
-            6 => format!("UNNEST([1, 2]) AS u(x)"),
-            _ => format!("({})", self.from_item(depth + 1)?),
-        })
-    }
-
-    fn expr(&mut self, depth: u32) -> AResult<String> {
-        let leaf = depth >= 4;
-        Ok(match if leaf { self.u.int_in_range(0..=1)? } else { self.u.int_in_range(0..=9)? } {
-            0 => self.pick(&COLUMNS[..COLUMNS.len() - 1])?.to_string(),
-            1 => self.pick(&["1", "'acme'", "NULL", "true", "?", "$1", "0.5", "'pdb_main'"])?.to_string(),
-            2 => {
-                let op = self.pick(&["=", "<>", "+", "/", "AND", "OR", "||", "<", "IS NOT DISTINCT FROM"])?;
-                format!("({} {op} {})", self.expr(depth + 1)?, self.expr(depth + 1)?)
-            }
-            3 => {
-                let f = self.pick(FUNCTIONS)?;
-                format!("{f}({})", self.expr(depth + 1)?)
-            }
-            4 => format!("(SELECT {} FROM {})", self.expr(depth + 1)?, self.from_item(depth + 1)?),
-            5 => format!("{} IN ({})", self.expr(depth + 1)?, self.query(depth + 1)?),
-            6 => format!("EXISTS ({})", self.query(depth + 1)?),
-            7 => format!("CASE WHEN {} THEN {} ELSE {} END", self.expr(depth + 1)?, self.expr(depth + 1)?, self.expr(depth + 1)?),
-            8 => format!("CAST({} AS {})", self.expr(depth + 1)?, self.pick(&["INTEGER", "VARCHAR", "DOUBLE"])?),
-            _ => format!("list_transform([1], x -> {})", self.expr(depth + 1)?),
-        })
-    }
-
-    fn select(&mut self, depth: u32) -> AResult<String> {
-        let mut s = String::from("SELECT ");
-        if self.u.ratio(1, 8)? {
-            s.push_str("DISTINCT ");
-        }
-        let n = self.u.int_in_range(1..=3)?;
-        for i in 0..n {
-            if i > 0 {
-                s.push_str(", ");
-            }
-            if self.u.ratio(1, 4)? {
-                s.push('*');
-            } else {
-                s.push_str(&self.expr(depth + 1)?);
-            }
-        }
-        if self.u.ratio(7, 8)? {
-            s.push_str(" FROM ");
-            s.push_str(&self.from_item(depth + 1)?);
-            if self.u.ratio(1, 3)? {
-                s.push_str(", ");
-                s.push_str(&self.from_item(depth + 1)?);
-            }
-        }
-        if self.coin()? {
-            s.push_str(" WHERE ");
-            s.push_str(&self.expr(depth + 1)?);
-        }
-        if self.u.ratio(1, 6)? {
-            s.push_str(" GROUP BY ALL");
-        }
-        Ok(s)
-    }
-
-    fn with(&mut self, depth: u32) -> AResult<(String, usize)> {
-        if depth >= 3 || !self.u.ratio(1, 3)? {
-            return Ok((String::new(), 0));
-        }
-        let recursive = self.u.ratio(1, 4)?;
-        let n = self.u.int_in_range(1..=3)?;
-        let mut s = String::from(if recursive { "WITH RECURSIVE " } else { "WITH " });
-        for i in 0..n {
-            if i > 0 {
-                s.push_str(", ");
-            }
-            // CTE names that collide with catalog and physical names on purpose
-            let name = match self.u.int_in_range(0..=4)? {
-                0 => "orders".to_string(),
-                1 => "ph_orders".to_string(),
-                2 => "pdb_main".to_string(),
-                _ => {
-                    self.next_cte += 1;
-                    format!("c{}", self.next_cte)
-                }
-            };
-            if recursive {
-                self.ctes.push(name.clone());
-            }
-            let body = if self.u.ratio(1, 5)? { self.dml(depth + 1, true)? } else { self.query(depth + 1)? };
-            s.push_str(&format!("{name} AS ({body})"));
-            if !recursive {
-                self.ctes.push(name);
-            }
-        }
-        s.push(' ');
-        Ok((s, n))
-    }
-
-    pub fn query(&mut self, depth: u32) -> AResult<String> {
-        let before = self.ctes.len();
-        let (with, _) = self.with(depth)?;
-        let mut s = with;
-        s.push_str(&self.select(depth)?);
-        if depth < 3 && self.u.ratio(1, 5)? {
-            let op = self.pick(&["UNION ALL", "UNION", "EXCEPT", "INTERSECT", "UNION ALL BY NAME"])?;
-            s.push_str(&format!(" {op} {}", self.select(depth + 1)?));
-        }
-        if self.u.ratio(1, 5)? {
-            s.push_str(" ORDER BY 1 LIMIT 10");
-        }
-        self.ctes.truncate(before);
-        Ok(s)
-    }
-
-    fn returning(&mut self) -> AResult<&'static str> {
-        Ok(if self.u.ratio(1, 3)? { " RETURNING *" } else { "" })
-    }
-
-    fn dml(&mut self, depth: u32, in_cte: bool) -> AResult<String> {
-        let target = self.table_name()?;
-        let s = match self.u.int_in_range(0..=4)? {
-            0 => {
-                let src = if self.coin()? { "VALUES (1, 2)".to_string() } else { self.query(depth + 1)? };
-                let on = self.pick(&["", " ON CONFLICT DO NOTHING", " ON CONFLICT (id) DO UPDATE SET amount = excluded.amount"])?;
-                let or = self.pick(&["", "OR REPLACE ", "OR IGNORE "])?;
-                format!("INSERT {or}INTO {target} {src}{on}{}", self.returning()?)
-            }
-            1 => {
-                let from = if self.coin()? { format!(" FROM {}", self.from_item(depth + 1)?) } else { String::new() };
-                format!("UPDATE {target}{} SET amount = {}{from} WHERE {}{}", self.alias()?, self.expr(depth + 1)?, self.expr(depth + 1)?, self.returning()?)
-            }
-            2 => {
-                let using = if self.coin()? { format!(" USING {}", self.from_item(depth + 1)?) } else { String::new() };
-                format!("DELETE FROM {target}{using} WHERE {}{}", self.expr(depth + 1)?, self.returning()?)
-            }
-            3 => format!(
-                "MERGE INTO {target} t USING {} s ON {} WHEN MATCHED THEN {} WHEN NOT MATCHED THEN INSERT VALUES (1, 2)",
-                self.from_item(depth + 1)?,
-                self.expr(depth + 1)?,
-                self.pick(&["DELETE", "UPDATE SET amount = 1"])?,
-            ),
-            _ if in_cte => format!("DELETE FROM {target} RETURNING *"),
-            _ => self.pick(OTHER)?.to_string(),
-        };
-        Ok(s)
-    }
-
-    /// One statement: mostly queries, then DML, then statements the gate refuses.
-    pub fn statement(&mut self) -> AResult<String> {
-        match self.u.int_in_range(0..=9)? {
-            0..=5 => self.query(0),
-            6..=8 => {
-                let (with, _) = self.with(1)?;
-                Ok(format!("{with}{}", self.dml(1, false)?))
-            }
-            _ => Ok(self.pick(OTHER)?.to_string()),
-        }
-    }
-}
+mod grammar;
+pub use grammar::Gen;

@@ -39,15 +39,32 @@ use crate::rewrite::{self, Allowed, Settings};
 use std::sync::Arc;
 
 /// DuckDB's tokenizer, which the shim passes in: statements split exactly where DuckDB splits
-/// them (quotes, `$$` strings, comments).
+/// them (quotes, `$$` strings, comments). And DuckDB's parser, for the statements the rewrite
+/// reads through DuckDB's print of them (spec 016); without one, sqlparser reads them alone.
 pub trait Tokenize {
     /// The tokens of `query`, in order.
     fn tokens(&self, query: &str) -> Result<Vec<Token>>;
+    /// DuckDB's print of its parse of `sql` (`rewrite::Host::print`).
+    fn print(&self, _sql: &str) -> Result<Option<rewrite::Printed>> {
+        Ok(None)
+    }
 }
 
 impl<F: Fn(&str) -> Result<Vec<Token>>> Tokenize for F {
     fn tokens(&self, query: &str) -> Result<Vec<Token>> {
         self(query)
+    }
+}
+
+/// The rewrite's view of the shim: DuckDB's print and tokens.
+struct Host<'t>(&'t dyn Tokenize);
+
+impl rewrite::Host for Host<'_> {
+    fn print(&self, sql: &str) -> Result<Option<rewrite::Printed>> {
+        self.0.print(sql)
+    }
+    fn tokens(&self, sql: &str) -> Result<Vec<Token>> {
+        self.0.tokens(sql)
     }
 }
 
@@ -103,13 +120,14 @@ pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn T
         return Outcome::Refused(AclError::from(crate::error::TooLarge::Statement));
     }
     if tokens.len() > BIG_STATEMENT_TOKENS {
-        return on_big_stack(|| fresh(state, query, &tokens, settings));
+        let handoff = Handoff(tokenize);
+        return on_big_stack(move || fresh(state, query, &tokens, settings, handoff.get()));
     }
-    fresh(state, query, &tokens, settings)
+    fresh(state, query, &tokens, settings, tokenize)
 }
 
 /// A batch not in the batch cache, from its tokens on.
-fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings) -> Outcome {
+fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings, tokenize: &dyn Tokenize) -> Outcome {
     let result = (|| -> Result<Option<Rewritten>> {
         let Some(batch) = prefix::split(query, tokens)? else { return Ok(None) };
         let policy = state.policy();
@@ -118,9 +136,9 @@ fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings) -> O
         let output = match reused {
             Some(output) => output,
             None => {
-                let output = self::batch(state, &policy, settings, &batch)?;
+                let output = self::batch(state, &policy, settings, &batch, tokenize)?;
                 if let Some(shape) = shape.as_ref().filter(|s| state.shapes.met_before(s)) {
-                    learn_shape(state, &policy, settings, shape, tokens, &output);
+                    learn_shape(state, &policy, settings, shape, tokens, &output, tokenize);
                 }
                 output
             }
@@ -136,12 +154,13 @@ fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings) -> O
 
 /// One batch under its prefix: management statements, or a principal's statements through the
 /// rules.
-pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<'_>) -> Result<Output> {
+pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<'_>, tokenize: &dyn Tokenize) -> Result<Output> {
     if let Prefix::Admin = batch.prefix {
         return admin::batch(state, policy, settings, &batch.statements);
     }
     let who = principal::of(state, policy, &batch.prefix, settings)?;
-    let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, settings)?;
+    let host = Host(tokenize);
+    let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, settings, &host)?;
     Ok(Output {
         sql: done.sql,
         statements: batch.statements.len(),
@@ -206,11 +225,33 @@ impl Rewritten {
 }
 
 /// Rewrites `shape`'s sentinel query and keeps the shape if it proves literal-independent.
-fn learn_shape(state: &State, policy: &Policy, settings: &Settings, shape: &Shape<'_>, tokens: &[Token], actual: &Output) {
+fn learn_shape(
+    state: &State,
+    policy: &Policy,
+    settings: &Settings,
+    shape: &Shape<'_>,
+    tokens: &[Token],
+    actual: &Output,
+    tokenize: &dyn Tokenize,
+) {
     let (text, shifted) = shape.sentinel_query(tokens);
     let Ok(Some(sentinel)) = prefix::split(&text, &shifted) else { return };
-    if let Ok(sentinel) = batch(state, policy, settings, &sentinel) {
+    if let Ok(sentinel) = batch(state, policy, settings, &sentinel, tokenize) {
         state.shapes.learn(shape, actual, &sentinel);
+    }
+}
+
+/// The tokenizer as the big-stack thread takes it.
+struct Handoff<'t>(&'t dyn Tokenize);
+
+// SAFETY: `on_big_stack` runs its work on one scoped thread while the calling thread waits in
+// `join`: the tokenizer is never used by two threads at once, and it keeps no thread-local state
+// (the shim's callback writes into the context of the call that is waiting).
+unsafe impl Send for Handoff<'_> {}
+
+impl<'t> Handoff<'t> {
+    fn get(&self) -> &'t dyn Tokenize {
+        self.0
     }
 }
 

@@ -15,7 +15,7 @@ fn state() -> State {
 fn run(s: &State, q: &str, in_transaction: bool) -> crate::error::Result<super::Output> {
     let toks = prefix::test_tokens(q);
     let b = prefix::split(q, &toks).unwrap().unwrap();
-    batch(s, &s.policy(), &Settings { in_transaction, ..Default::default() }, &b)
+    batch(s, &s.policy(), &Settings { in_transaction, ..Default::default() }, &b, &|_: &str| Err(crate::error::AclError::internal("no tokenizer")))
 }
 
 #[test]

@@ -26,6 +26,10 @@ pub enum Syntax {
     Statement { at: Option<String> },
     #[error("the statement is nested too deeply")]
     TooDeep,
+    /// DuckDB's own parser refused the principal's text too: its message (first line), which
+    /// quotes only that text.
+    #[error("could not parse the statement: {message}")]
+    Host { message: String },
     #[error("could not parse the statement as a single statement")]
     NotOneStatement,
     #[error("{MANAGEMENT}{0}")]

@@ -199,6 +199,9 @@ pub enum SlicedWrite {
     ReturningStar { object: String },
     #[error("*, COLUMNS(…) and whole-row references over {object} are not permitted (it is column-restricted); name the columns")]
     Star { object: String },
+    /// `#n` inside a write binds to the physical table's n-th column, not the principal's.
+    #[error("a positional reference (#n) over {object} is not permitted (it is column-restricted); name the column")]
+    Positional { object: String },
     #[error("column \"{column}\" is qualified by a name that is neither {object} nor a table of this statement")]
     ForeignQualifier { column: String, object: String },
     #[error("a subquery in MERGE … ON is not supported on {object} (it has a row policy); filter the USING source instead")]
@@ -282,6 +285,9 @@ pub enum Unsupported {
     TableFunctionCall,
     #[error("method-call syntax (x.f()) is not supported; write f(x)")]
     MethodCall,
+    /// A PIVOT whose values come from the data: DuckDB creates a type of them first.
+    #[error("PIVOT without an IN list is not supported; name the values: PIVOT … ON col IN (…)")]
+    DynamicPivot,
     #[error("this EXPLAIN form is not supported")]
     Explain,
     #[error("this CREATE VIEW form is not supported")]

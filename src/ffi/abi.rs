@@ -157,3 +157,17 @@ impl AclBuf {
         }
     }
 }
+
+/// What `acl_shim_host_parse` hands back: DuckDB's print of a principal's statement (or its
+/// parser's message), held by the shim until `acl_shim_host_parse_free(handle)`.
+#[repr(C)]
+pub struct AclHostParse {
+    /// The shim's storage for the strings below.
+    pub(super) handle: *mut c_void,
+    /// The statements printed back (`ToString()`), `;\n`-joined.
+    pub(super) printed: AclStr,
+    /// DuckDB's parser's message when it refused the text.
+    pub(super) error: AclStr,
+    /// How many statements DuckDB read (a dynamic PIVOT counts as two).
+    pub(super) n_statements: u64,
+}

@@ -3,6 +3,7 @@
 mod abi;
 mod functions;
 mod host;
+mod host_sql;
 mod listing;
 mod meta;
 mod sql;
@@ -109,6 +110,10 @@ impl engine::Tokenize for ShimTokenizer {
             unsafe { std::slice::from_raw_parts(tokens, n_tokens) }
         };
         Ok(raw.iter().map(|t| Token { start: t.start as usize, kind: TokenKind::from_u8(t.kind) }).collect())
+    }
+
+    fn print(&self, sql: &str) -> Result<Option<rewrite::Printed>, AclError> {
+        host_sql::print(sql).map(Some)
     }
 }
 

@@ -94,6 +94,30 @@ pub struct HostFunctions {
     /// be shadowed in DuckDB 2.0 (every schema holds them as default entries), so a name in this
     /// set binds the built-in wherever it is looked up. Empty: every type name is refused.
     types: HashSet<String>,
+    /// DuckDB's parser's own spellings, learned from it at load (`Spellings`, spec 011/016).
+    spellings: Spellings,
+}
+
+/// A syntactic form of a call that DuckDB's parser may spell under another name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CallForm {
+    /// `f()` or `f(*)` (the parser drops the star): `count` is `count_star`.
+    NoArguments,
+    /// `f(…) OVER (…)`: `first` is `first_value`.
+    Over,
+    /// `f(…) WITHIN GROUP (ORDER BY …)`: `percentile_cont` is `quantile_cont`.
+    WithinGroup,
+}
+
+/// What DuckDB's parser produces on its own, learned at load by parsing probes (never a list kept
+/// by hand): the calls it makes of syntax (`+`, `~~`, `[…]` → `list_value`, EXTRACT → `date_part`,
+/// `x = ANY([…])` → `unnest`, …), and the names it gives calls in some forms.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Spellings {
+    /// Unqualified names DuckDB's parser makes of syntax, lower-case.
+    pub synthesised: HashSet<String>,
+    /// (form, written name) → the name DuckDB's parse gives the call, lower-case.
+    pub renamed: HashMap<(CallForm, String), String>,
 }
 
 impl std::fmt::Debug for HostFunctions {
@@ -113,7 +137,28 @@ impl HostFunctions {
         for (i, f) in fns.iter().enumerate() {
             by_name.entry(f.key.name.clone()).or_default().push(i);
         }
-        HostFunctions { fns, by_name, pragmas, types: HashSet::new() }
+        HostFunctions { fns, by_name, pragmas, types: HashSet::new(), spellings: Spellings::default() }
+    }
+
+    /// DuckDB's parser's spellings, as learned from it (`ffi` at load).
+    pub fn with_spellings(mut self, spellings: Spellings) -> HostFunctions {
+        self.spellings = spellings;
+        self
+    }
+
+    /// Does DuckDB's parser make an unqualified call of this name from syntax?
+    pub fn synthesised(&self, name: &str) -> bool {
+        self.spellings.synthesised.contains(&name.to_ascii_lowercase())
+    }
+
+    /// The name DuckDB's parse gives a call of `name` written in `form`, when it is another.
+    pub fn parsed_as(&self, form: CallForm, name: &str) -> Option<&str> {
+        self.spellings.renamed.get(&(form, name.to_ascii_lowercase())).map(String::as_str)
+    }
+
+    /// The names a call may have been written with that DuckDB's parse names `parsed`.
+    pub fn written_as<'a>(&'a self, parsed: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.spellings.renamed.iter().filter(move |(_, p)| p.eq_ignore_ascii_case(parsed)).map(|((_, w), _)| w.as_str())
     }
 
     /// The host's built-in type names (any case; kept lower-case).

@@ -16,6 +16,9 @@ use sqlparser::ast::{
 };
 use std::ops::ControlFlow;
 
+mod forms;
+use forms::{lateral_call, method_chain, syntax_call};
+
 /// Names DuckDB's parser or binder turns into syntax before any catalog lookup (COLUMNS(*),
 /// TRY, IFNULL, …). They are not functions: they stay unqualified (and unquoted, since a quoted
 /// name would reach the catalog) and their arguments are walked like any expression.
@@ -201,7 +204,11 @@ impl<'p> Gate<'_, '_, 'p> {
         if !matches!(f.parameters, FunctionArguments::None) {
             return Err(Unsupported::FunctionCall.into());
         }
-        let lookup = parser_alias(&name, f);
+        let host = &self.gate.fns.host;
+        let lookup = parser_alias(&name, f, host);
+        if parts.len() > 1 && self.method_call(f, &parts, lookup) {
+            return self.scalar(f);
+        }
         match self.resolve(&parts, lookup, FnKind::Scalar)? {
             Target::Host(key) => {
                 self.admit(key, &name)?;
@@ -219,6 +226,38 @@ impl<'p> Gate<'_, '_, 'p> {
             }
         }
         Ok(())
+    }
+
+    /// `x.f(…)` where `x` names no function namespace the principal may call into: DuckDB reads
+    /// it as `f(x, …)` on the column `x` (`ColumnQualifier::QualifyFunction`: a qualified name
+    /// that finds no function, for a function that exists unqualified), and so does the gate —
+    /// the call is then gated as an unqualified `f`, so it means the built-in, never a macro.
+    /// Rewrites `f` in place; false when the name is a function's (virtual, or a built-in of that
+    /// system schema), or has three parts.
+    fn method_call(&self, f: &mut sqlparser::ast::Function, parts: &[String], lookup: &str) -> bool {
+        let namespace = match parts {
+            [a, _] => {
+                self.visible_virtual(a, DEFAULT_SCHEMA, lookup, FnKind::Scalar).is_some()
+                    || self.gate.main.is_some_and(|m| self.visible_virtual(m, a, lookup, FnKind::Scalar).is_some())
+                    || self.gate.fns.host.resolve_in(a, lookup, FnKind::Scalar).is_some()
+            }
+            // `a.b.f()` may be a macro's key or a call on the column `a.b`: which one depends on
+            // the catalog, which the gate does not see, so it stays a key (admitted or refused).
+            _ => true,
+        };
+        if namespace || self.gate.fns.host.resolve(lookup, FnKind::Scalar).is_none() {
+            return false;
+        }
+        let FunctionArguments::List(list) = &mut f.args else { return false };
+        let mut idents: Vec<Ident> = f.name.0.iter().filter_map(|p| p.as_ident().cloned()).collect();
+        let Some(method) = idents.pop() else { return false };
+        let column = match idents.len() {
+            1 => Expr::Identifier(idents.remove(0)),
+            _ => Expr::CompoundIdentifier(idents),
+        };
+        list.args.insert(0, FunctionArg::Unnamed(FunctionArgExpr::Expr(column)));
+        f.name = ObjectName::from(vec![method]);
+        true
     }
 
     /// The gate's admission of `key`, recorded once per key with the grants that admitted it.
@@ -278,6 +317,7 @@ impl<'p> Gate<'_, '_, 'p> {
     }
 
     fn table_function(&mut self, tf: &mut TableFactor) -> Result<()> {
+        lateral_call(tf);
         if super::metadata::is_metadata(tf) {
             return Ok(()); // answered from the listing by the next rule, never the host's function
         }
@@ -303,10 +343,12 @@ impl<'p> Gate<'_, '_, 'p> {
     }
 }
 
-/// The name DuckDB's parser really looks up for some spellings: `count(*)` is `count_star`,
-/// `first`/`last` with OVER are `first_value`/`last_value`, `percentile_cont|disc … WITHIN
-/// GROUP` are `quantile_cont|disc`. The call is still emitted as written (DuckDB maps it again).
-fn parser_alias<'n>(name: &'n str, f: &sqlparser::ast::Function) -> &'n str {
+/// The name DuckDB's parser really looks up for a call in some forms (`count(*)` is `count_star`,
+/// `first … OVER` is `first_value`, `percentile_cont … WITHIN GROUP` is `quantile_cont`), as DuckDB's
+/// parser told at load (`HostFunctions::parsed_as`). The call is still emitted as written (DuckDB
+/// maps it again).
+fn parser_alias<'n>(name: &'n str, f: &sqlparser::ast::Function, host: &'n crate::policy::functions::HostFunctions) -> &'n str {
+    use crate::policy::functions::CallForm;
     let no_args = match &f.args {
         FunctionArguments::List(l) => {
             l.args.is_empty()
@@ -316,14 +358,16 @@ fn parser_alias<'n>(name: &'n str, f: &sqlparser::ast::Function) -> &'n str {
         }
         _ => false,
     };
-    match name {
-        "count" if no_args && f.over.is_none() => "count_star",
-        "first" if f.over.is_some() => "first_value",
-        "last" if f.over.is_some() => "last_value",
-        "percentile_cont" if !f.within_group.is_empty() => "quantile_cont",
-        "percentile_disc" if !f.within_group.is_empty() => "quantile_disc",
-        other => other,
-    }
+    let form = if !f.within_group.is_empty() {
+        CallForm::WithinGroup
+    } else if f.over.is_some() {
+        CallForm::Over
+    } else if no_args {
+        CallForm::NoArguments
+    } else {
+        return name;
+    };
+    host.parsed_as(form, name).unwrap_or(name)
 }
 
 impl VisitorMut for Gate<'_, '_, '_> {
@@ -369,13 +413,28 @@ impl VisitorMut for Gate<'_, '_, '_> {
                 Some(fname) => self.value_keyword(&norm(&id.value), fname),
                 None => Ok(()),
             },
-            // `x.f()`: DuckDB calls f(x) by name through the search path; refused rather than
-            // rewritten (write f(x)).
+            // `(expr).f()`, `'abc'.upper()`, `x.lower().length()`: DuckDB calls f(expr); so
+            // does the gate, through the unqualified name (a built-in, never a macro).
             Expr::CompoundFieldAccess { access_chain, .. }
                 if access_chain.iter().any(|a| matches!(a, AccessExpr::Dot(Expr::Function(_)))) =>
             {
-                Err(Unsupported::MethodCall.into())
+                match method_chain(expr) {
+                    Some(call) => {
+                        *expr = call;
+                        return self.pre_visit_expr(expr);
+                    }
+                    None => Err(Unsupported::MethodCall.into()),
+                }
             }
+            // CEIL, FLOOR, SUBSTR and SUBSTRING are syntax to sqlparser and calls to DuckDB:
+            // gated and qualified as the calls they are.
+            Expr::Ceil { .. } | Expr::Floor { .. } | Expr::Substring { .. } => match syntax_call(expr) {
+                Some(call) => {
+                    *expr = call;
+                    return self.pre_visit_expr(expr);
+                }
+                None => Ok(()),
+            },
             _ => Ok(()),
         };
         flow(r)
@@ -427,7 +486,19 @@ fn wants_alias(e: &Expr) -> bool {
                         Some(ObjectNamePart::Identifier(i)) => i.value.to_ascii_lowercase(),
                         _ => String::new(),
                     };
-                    if matches!(last.as_str(), "columns" | "unpack" | "unnest" | "unlist") {
+                    let star_arg = match &f.args {
+                        FunctionArguments::List(l) => l.args.iter().any(|a| {
+                            matches!(
+                                a,
+                                FunctionArg::Unnamed(FunctionArgExpr::Wildcard | FunctionArgExpr::QualifiedWildcard(_))
+                            )
+                        }),
+                        _ => false,
+                    };
+                    // `regexp_full_match(*, 'a.*')` is DuckDB's `* SIMILAR TO 'a.*'`: columns
+                    if star_arg && last != "count" {
+                        self.multi = true;
+                    } else if matches!(last.as_str(), "columns" | "unpack" | "unnest" | "unlist") {
                         self.multi = true;
                     } else if !is_syntax(&last) && !matches!(f.args, FunctionArguments::None) {
                         self.calls = true;

@@ -24,6 +24,14 @@ pub(super) fn check(stmt: &mut Statement) -> Result<Gate> {
     if let Statement::ExplainTable { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, table_name, hive_format: None, .. } = stmt {
         *stmt = super::parse_one(&format!("DESCRIBE SELECT * FROM {table_name}"))?;
     }
+    // `SHOW t` is DuckDB's `DESCRIBE t` (the SHOW forms of the metadata listings aside).
+    let listing = super::metadata::is_show(stmt);
+    if let Statement::ShowVariable { variable } = stmt {
+        if !listing && !variable.is_empty() {
+            let name = variable.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(".");
+            *stmt = super::parse_one(&format!("DESCRIBE SELECT * FROM {name}"))?;
+        }
+    }
     match stmt {
         Statement::Explain { describe_alias: DescribeAlias::Describe | DescribeAlias::Desc, statement, .. }
             if matches!(statement.as_ref(), Statement::Query(_)) =>

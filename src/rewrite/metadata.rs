@@ -226,10 +226,15 @@ fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
         })
         .collect();
     let p: Vec<&str> = parts.iter().map(String::as_str).collect();
+    use super::parse::cuts::{SHOW_ALL_TABLES, SHOW_DATABASES, SHOW_TABLES};
     let found = match (p.as_slice(), args.is_some()) {
         (["information_schema", t] | ["system", "information_schema", t], false) => {
             ["tables", "columns", "schemata"].into_iter().find(|n| n == t)
         }
+        // `(SHOW TABLES)` and friends as FROM items (the parser's stand-ins; spec 016)
+        ([n], false) if *n == SHOW_TABLES => Some("show tables"),
+        ([n], false) if *n == SHOW_ALL_TABLES => Some("show all tables"),
+        ([n], false) if *n == SHOW_DATABASES => Some("show databases"),
         ([f] | ["main", f] | ["system", "main", f], true) => {
             ["duckdb_tables", "duckdb_columns", "duckdb_schemas", "duckdb_databases", "duckdb_views"].into_iter().find(|n| n == f)
         }

@@ -21,6 +21,7 @@ mod explain;
 mod functions;
 mod gate;
 mod metadata;
+pub mod parse;
 mod post_check;
 mod printable;
 mod relations;
@@ -34,19 +35,18 @@ mod virtual_fns;
 mod writes;
 
 pub use cache::{allowed_bytes, Cached, RewriteCache};
-pub use defence::{check as defence_check, Allowed, RefKind};
+pub use defence::{check as defence_check, spellings, Allowed, RefKind};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
+pub use parse::{Host, NoHost, Printed};
 pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};
 
 use crate::authz::{Principal, View};
-use crate::error::{AclError, Result, Syntax};
+use crate::error::Result;
 use crate::policy::{PhysName, Policy};
 use sqlparser::ast::Statement;
-use sqlparser::dialect::DuckDbDialect;
-use sqlparser::parser::{Parser, ParserError};
 use std::sync::Arc;
 
 /// What the rules allowed one statement to touch.
@@ -117,9 +117,6 @@ pub fn who(principal: &Principal) -> String {
     format!("{:?}{:?}", principal.roles, principal.claims)
 }
 
-/// Nesting deeper than this is refused by the parser rather than risking the stack.
-const RECURSION_LIMIT: usize = 64;
-
 /// The DuckDB settings a decision depends on, read by the shim from the caller's context.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
@@ -170,6 +167,7 @@ pub fn principal_batch(
     exp: Option<i64>,
     statements: &[&str],
     settings: &Settings,
+    host: &dyn Host,
 ) -> Result<Statements> {
     let (mut sql, mut names, mut checks) = (String::new(), Vec::new(), Vec::with_capacity(statements.len()));
     let who = who(principal);
@@ -185,7 +183,7 @@ pub fn principal_batch(
             }
             let (view, fns) = decided.as_ref().expect("set above");
             let mut mine = Vec::new();
-            let (sql, allowed) = statement_with_names(view, fns, s, &mut mine, settings.faults, room)?;
+            let (sql, allowed) = statement_with_names(view, fns, s, &mut mine, settings.faults, room, host)?;
             Ok(Cached { sql, names: mine, allowed: std::sync::Arc::new(allowed) })
         };
         let mut fresh = false;
@@ -218,12 +216,17 @@ fn push(out: &mut String, stmt: &str) {
 
 /// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
 pub fn statement(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<String> {
-    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX).map(|(s, _)| s)
+    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX, &NoHost).map(|(s, _)| s)
+}
+
+/// `statement`, with `host` as DuckDB's reader of the text (the fuzzer's and the tests' stand-ins).
+pub fn statement_with_host(view: &View<'_>, fns: &FnGate<'_>, sql: &str, host: &dyn Host) -> Result<String> {
+    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX, host).map(|(s, _)| s)
 }
 
 /// `statement`, also returning what DuckDB's parse of the result may name.
 pub fn statement_allowed(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<(String, Allowed)> {
-    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX)
+    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX, &NoHost)
 }
 
 /// `statement`, also collecting the names its errors are translated with.
@@ -234,15 +237,16 @@ fn statement_with_names(
     names: &mut Vec<(errors::Slot, String, String)>,
     faults: crate::faults::Faults,
     room: usize,
+    host: &dyn Host,
 ) -> Result<(String, Allowed)> {
-    let mut stmt = parse_one(sql)?;
+    let parse::Read { mut stmt, cuts } = parse::read(sql, host)?;
     // Names of our own (markers, regions, helpers) cannot come from the principal: checked on its
-    // text alone, before any rule puts ours in.
-    crate::sqltext::check_reserved(&stmt)?;
+    // text alone, before any rule puts ours in (the markers of what `parse` cut out are ours).
+    crate::sqltext::check_reserved_except(&stmt, &|name| cuts.owns(name))?;
     let gate = gate::check(&mut stmt)?;
     if let gate::Gate::AsIs = gate {
         printable::make_printable(&mut stmt)?;
-        return Ok((stmt.to_string(), Allowed::as_is()));
+        return Ok((parse::restore(stmt.to_string(), &cuts, host)?, Allowed::as_is()));
     }
     types::check(&stmt, &view.policy.functions.host)?;
     let kind = duckdb_statement_type(&stmt);
@@ -266,7 +270,7 @@ fn statement_with_names(
     }
     names.append(&mut decision.names);
     printable::make_printable(&mut stmt)?;
-    Ok((stmt.to_string(), allowed))
+    Ok((parse::restore(stmt.to_string(), &cuts, host)?, allowed))
 }
 
 /// The rules in order over one statement (`persistent_view`: it is the body of a view that
@@ -302,27 +306,10 @@ fn duckdb_statement_type(stmt: &Statement) -> &'static str {
     }
 }
 
+/// Parses one statement of our own printing (a view's body, a rebuilt DESCRIBE): read as DuckDB's
+/// print is read (`parse::Reading::Printed`).
 fn parse_one(sql: &str) -> Result<Statement> {
-    let mut stmts = Parser::new(&DuckDbDialect {})
-        .with_recursion_limit(RECURSION_LIMIT)
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_statements())
-        .map_err(parse_error)?;
-    match stmts.len() {
-        1 => Ok(stmts.pop().expect("one statement")),
-        _ => Err(Syntax::NotOneStatement.into()),
-    }
-}
-
-/// sqlparser's messages quote the input; keep only where it failed.
-fn parse_error(e: ParserError) -> AclError {
-    let msg = e.to_string();
-    let at = msg.rfind(" at Line: ").map(|i| &msg[i + 1..]);
-    match (e, at) {
-        (ParserError::RecursionLimitExceeded, _) => Syntax::TooDeep.into(),
-        (_, Some(at)) => Syntax::Statement { at: Some(at.to_string()) }.into(),
-        _ => Syntax::Statement { at: None }.into(),
-    }
+    parse::parse(sql, parse::Reading::Printed)
 }
 
 #[cfg(test)]

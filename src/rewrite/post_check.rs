@@ -76,7 +76,9 @@ impl Visitor for Check<'_> {
             TableFactor::Table { args: None, .. }
             | TableFactor::Derived { .. }
             | TableFactor::NestedJoin { .. }
-            | TableFactor::UNNEST { .. } => ControlFlow::Continue(()),
+            | TableFactor::UNNEST { .. }
+            | TableFactor::Pivot { .. }
+            | TableFactor::Unpivot { .. } => ControlFlow::Continue(()),
             TableFactor::Table { name, args: Some(_), .. } if self.decision.table_functions.contains(name) => {
                 ControlFlow::Continue(())
             }

@@ -401,15 +401,26 @@ impl Resolver<'_, '_, '_> {
                 let _ = sqlparser::ast::Visit::visit(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });
                 (subquery, alias)
             }
-            TableFactor::Derived { .. } | TableFactor::NestedJoin { .. } | TableFactor::UNNEST { .. } => return Ok(()),
+            // PIVOT and UNPIVOT name their input as a FROM item of their own (visited next) and
+            // otherwise only its columns
+            TableFactor::Derived { .. }
+            | TableFactor::NestedJoin { .. }
+            | TableFactor::UNNEST { .. }
+            | TableFactor::Pivot { .. }
+            | TableFactor::Unpivot { .. } => return Ok(()),
             _ => return Err(Unsupported::FromItem.into()),
         };
         let (subquery, alias) = sliced;
+        // A sample of the object samples what the principal reads of it.
+        let sample = match tf {
+            TableFactor::Table { sample, .. } => sample.take(),
+            _ => None,
+        };
         // The visitor walks into the new subquery next: it is the policy's own SQL (the object's
         // source and its slices), so it is inserted as a region (trusted, not resolved again;
         // the second check holds it to what it names itself) under the principal's alias.
         let subquery = super::slices::region_slice(self.decision, subquery);
-        *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
+        *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample };
         Ok(())
     }
 }

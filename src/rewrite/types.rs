@@ -86,6 +86,27 @@ fn string_literal(e: &Expr) -> Option<&str> {
     }
 }
 
+/// The elements of a list literal: `[…]`, or `list_value(…)`, which is how DuckDB's parser
+/// reads (and prints) one.
+fn list_elements(e: &Expr) -> Option<Vec<&Expr>> {
+    match e {
+        Expr::Array(a) => Some(a.elem.iter().collect()),
+        Expr::Nested(inner) => list_elements(inner),
+        Expr::Function(f) if f.name.0.len() == 1 && f.name.to_string().eq_ignore_ascii_case("list_value") => match &f.args {
+            FunctionArguments::List(l) if l.duplicate_treatment.is_none() && l.clauses.is_empty() => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl Gate<'_> {
     fn data_type(&self, t: &DataType) -> Result<()> {
         match t {
@@ -182,15 +203,14 @@ impl Gate<'_> {
                     Err(_) => Ok(()), // not JSON: DuckDB refuses it without looking anything up
                 }
             }
-            TypeString::List => match expr {
-                Expr::Array(a) => a.elem.iter().try_for_each(|e| match string_literal(e) {
+            TypeString::List => list_elements(expr).ok_or_else(|| literal_needed(&name))?.into_iter().try_for_each(|e| {
+                match string_literal(e) {
                     Some(t) => self.type_string(t),
                     // `make_type('…')` is checked as a call of its own
                     None if matches!(e, Expr::Function(_)) => Ok(()),
                     None => Err(literal_needed(&name)),
-                }),
-                _ => Err(literal_needed(&name)),
-            },
+                }
+            }),
         }
     }
 

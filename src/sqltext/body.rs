@@ -14,17 +14,25 @@ pub(crate) fn reserved(name: &str) -> bool {
 /// Refuses any identifier starting with `__acl` (table or column alias, CTE name, column or
 /// function name, …): no marker or helper name of ours can be forged or captured.
 pub fn check_reserved<T: Visit + ?Sized>(sql: &T) -> Result<()> {
-    struct Idents;
-    impl Visitor for Idents {
+    check_reserved_except(sql, &|_| false)
+}
+
+/// `check_reserved`, allowing the names `ours` says the reader put in itself (the markers of
+/// clauses cut out of DuckDB's print, which no principal's text can hold).
+pub fn check_reserved_except<T: Visit + ?Sized>(sql: &T, ours: &dyn Fn(&str) -> bool) -> Result<()> {
+    struct Idents<'a> {
+        ours: &'a dyn Fn(&str) -> bool,
+    }
+    impl Visitor for Idents<'_> {
         type Break = ();
         fn pre_visit_ident(&mut self, i: &Ident) -> ControlFlow<()> {
-            if reserved(&i.value) {
+            if reserved(&i.value) && !(self.ours)(&i.value) {
                 return ControlFlow::Break(());
             }
             ControlFlow::Continue(())
         }
     }
-    match sql.visit(&mut Idents) {
+    match sql.visit(&mut Idents { ours }) {
         ControlFlow::Break(()) => Err(Unsupported::ReservedName.into()),
         ControlFlow::Continue(()) => Ok(()),
     }

@@ -5,7 +5,7 @@
 mod body;
 mod placeholders;
 
-pub use body::{check_reserved, normalise_body};
+pub use body::{check_reserved, check_reserved_except, normalise_body};
 pub use placeholders::{acl_arg_index, claim_name, claim_value, is_acl_claim, substitute_claims};
 
 use sqlparser::ast::{Ident, ObjectName};

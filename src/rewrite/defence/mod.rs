@@ -8,6 +8,7 @@
 //! inside region j only what region j's policy SQL names. Anything else aborts the statement with
 //! an internal error that names nothing.
 mod region;
+pub mod spellings;
 
 pub use region::{alias as region_alias, index_of as region_index, Names, Region, ARGS};
 use super::Decision;
@@ -74,39 +75,6 @@ impl RefKind {
             _ => RefKind::Other,
         }
     }
-}
-
-/// Names DuckDB's parser itself produces as bare function calls: operators by symbol (`a + b`,
-/// `-x`, `a LIKE b` → `~~`) and functions it synthesises for syntax (`[1, 2]` → `list_value`,
-/// `EXTRACT` → `date_part`, `INTERVAL '1' DAY` → `to_days`, …), taken from DuckDB v2.0.0's PEG
-/// transformer. They bind by name through the search path (spec 004: keyword syntax is not
-/// gated); a bare name outside this fixed list, and outside what the rules emitted, is refused.
-const PARSER_NAMES: &[&str] = &[
-    // operators
-    "+", "-", "*", "/", "//", "%", "**", "^", "||", "&", "|", "<<", ">>", "~", "!", "@", "^@", "@>", "<@", "&&",
-    "->", "->>", "<->", "<=>", "<#>", "~~", "!~~", "~~*", "!~~*", "~~~", "!~~~",
-    // synthesised for syntax
-    "row", "list_value", "list_apply", "list_filter", "list_transform", "list_contains", "struct_pack",
-    "struct_extract", "trunc", "timezone", "substring", "position", "overlay", "nullif", "map", "factorial",
-    "date_part", "count_star", "contains", "array_agg", "like_escape", "ilike_escape", "not_like_escape",
-    "not_ilike_escape", "regexp_matches", "regexp_full_match", "trim", "ltrim", "rtrim", "to_centuries", "to_days",
-    "to_decades", "to_hours", "to_microseconds", "to_millennia", "to_milliseconds", "to_minutes", "to_months",
-    "to_quarters", "to_seconds", "to_weeks", "to_years",
-    // `x = ANY([…])` → `ANY(SELECT unnest(…))`; unnest binds by name, never through the catalog
-    "unnest",
-];
-
-/// The name a rule or policy SQL wrote for a name DuckDB's parser reports (`count(*)` is
-/// `count_star` there, `first … OVER` is `first_value`, …).
-fn written_as(name: &str) -> Option<&'static str> {
-    const ALIASES: [(&str, &str); 5] = [
-        ("count_star", "count"),
-        ("first_value", "first"),
-        ("last_value", "last"),
-        ("quantile_cont", "percentile_cont"),
-        ("quantile_disc", "percentile_disc"),
-    ];
-    ALIASES.iter().find(|(parsed, _)| parsed.eq_ignore_ascii_case(name)).map(|(_, w)| *w)
 }
 
 impl Allowed {
@@ -221,7 +189,9 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
                 here.is_none() && matches!(path, [db, schema, name] if allowed_table(names, db, schema, name))
             }
             RefKind::CteDef => matches!(path, [c] if names.ctes.iter().any(|a| same(a, c))),
-            RefKind::Function | RefKind::Operator => allowed_function(names, path) && builtin_if_bare(host, path, &table_fns),
+            RefKind::Function | RefKind::Operator => {
+                allowed_function(host, names, path) && builtin_if_bare(host, path, &table_fns)
+            }
             RefKind::TableFunction => names.table_functions.iter().any(|f| same_path(f, path)),
             RefKind::Other => false,
         };
@@ -256,9 +226,12 @@ fn spend(region: &Region, budget: &mut [u32], path: &[&str]) -> bool {
     })
 }
 
-fn allowed_function(names: &Names, path: &[&str]) -> bool {
+/// A call DuckDB's parse holds: one its parser makes of syntax (learned from it at load,
+/// `spellings`), or one the rules emitted — under its written name, or under the name DuckDB's
+/// parser gives a call written so (`count(*)` is `count_star`, also learned).
+fn allowed_function(host: &HostFunctions, names: &Names, path: &[&str]) -> bool {
     if let [name] = path {
-        if PARSER_NAMES.iter().any(|p| same(p, name)) {
+        if host.synthesised(name) {
             return true;
         }
     }
@@ -266,14 +239,12 @@ fn allowed_function(names: &Names, path: &[&str]) -> bool {
     if listed(path) {
         return true;
     }
-    match path.split_last().and_then(|(last, rest)| Some((written_as(last)?, rest))) {
-        Some((written, rest)) => {
-            let mut alias: Vec<&str> = rest.to_vec();
-            alias.push(written);
-            listed(&alias)
-        }
-        None => false,
-    }
+    let Some((last, rest)) = path.split_last() else { return false };
+    host.written_as(last).any(|written| {
+        let mut alias: Vec<&str> = rest.to_vec();
+        alias.push(written);
+        listed(&alias)
+    })
 }
 
 /// Names the binder resolves by name before any catalog lookup; the shim leaves them unqualified.

@@ -53,6 +53,7 @@ fn host() -> HostFunctions {
         r("unnest", "table"),
         r("read_csv", "table"),
     ])
+    .with_spellings(super::spellings::duckdb_v2_for_tests())
 }
 
 fn run(a: &Allowed, parsed: &Parsed) -> Result<()> {

@@ -12,7 +12,11 @@
 //!   schema and database), the column after it must be granted — even when `q` is also a lambda
 //!   parameter: DuckDB binds `q.c` to a table `q` first; otherwise `q` must be a granted column (a
 //!   struct field), a lambda parameter or a relation the statement itself introduces;
-//! - `*`, `q.*` and `COLUMNS(…)` only inside a subquery with its own FROM, never over the target.
+//! - `*`, `q.*` and `COLUMNS(…)` only inside a subquery with its own FROM, never over the target;
+//!   the same for a star filtered by a pattern (`* LIKE 'a%'`, read from DuckDB's print as
+//!   `(* ~~ 'a%')`, spec 016);
+//! - `#n` (positional): never, outside a subquery with its own FROM. Over the target it would
+//!   count the physical table's columns, hidden ones included, not the principal's.
 use super::is_default_keyword;
 use crate::error::{AclError, NotGranted, Result, SlicedWrite};
 use crate::policy::{norm, ObjKey, PhysName};
@@ -180,6 +184,16 @@ impl Walk<'_, '_> {
         let rule = self.rule;
         let p: Vec<String> = parts.iter().map(|i| norm(&i.value)).collect();
         let Some(head) = p.first() else { return Ok(()) };
+        // `#n` and a pattern's `*` stand in the tree as unquoted names (`parse::dialect::raw`)
+        if p.len() == 1 && parts[0].quote_style.is_none() && (head.starts_with('#') || head == "*") {
+            if self.own_from() {
+                return Ok(()); // a subquery's own FROM
+            }
+            return Err(if head == "*" { rule.star() } else { SlicedWrite::Positional { object: rule.object.to_string() }.into() });
+        }
+        if p.len() == 1 && crate::rewrite::parse::cuts::is_marker(&parts[0].value) {
+            return Ok(()); // a clause cut out of DuckDB's print stands here (spec 016)
+        }
         if p.len() == 1 {
             // a lambda parameter wins over a column, and a column over the row of a table
             if self.is_lambda(head)

@@ -287,3 +287,34 @@ fn the_predicates_functions_are_expected_by_the_second_check() {
     assert!(sql.contains(r#"lower("people".tenant) = 'acme'"#), "{sql}");
     assert!(allowed.outside.functions.iter().any(|f| f == &vec!["lower".to_string()]), "{:?}", allowed.outside.functions);
 }
+
+/// Positional references and pattern-filtered stars (read from DuckDB's print, spec 016) count or
+/// match the physical table's columns inside a write: refused on a column-restricted target,
+/// allowed over a subquery's own FROM (a slice there exposes only the granted columns).
+#[test]
+fn positions_and_star_patterns_never_reach_a_hidden_column_in_a_write() {
+    let p = policy();
+    let run = |role: &str, sql: &str| {
+        let principal = Principal::role(role);
+        let view = View::new(&p, &principal)?;
+        crate::rewrite::statement_with_host(&view, &FnGate::new(&p, &principal), sql, &crate::rewrite::parse::Echo)
+    };
+    let positional = |e: &AclError| matches!(e, AclError::SlicedWrite(SlicedWrite::Positional { .. }));
+    let star = |e: &AclError| matches!(e, AclError::SlicedWrite(SlicedWrite::Star { .. }));
+    for (sql, check) in [
+        ("UPDATE people SET name = #4", &positional as &dyn Fn(&AclError) -> bool),
+        ("UPDATE people SET name = 'x' WHERE #4 IS NOT NULL", &positional),
+        ("DELETE FROM people WHERE #4 = 'ssn-1'", &positional),
+        ("UPDATE people SET name = 'x' RETURNING #4", &positional),
+        ("UPDATE people SET name = to_json((* ~~ 'ss%'))", &star),
+        ("DELETE FROM people WHERE struct_pack((* ~~ 'ss%')) IS NOT NULL", &star),
+    ] {
+        let e = run("r2", sql).unwrap_err();
+        assert!(check(&e), "{sql}: {e:?}");
+    }
+    // inside a subquery with its own FROM, `#n` counts that FROM's columns: the slice's
+    let ok = run("r2", "UPDATE people SET name = (SELECT max(#3) FROM people)").unwrap();
+    assert!(ok.contains("max(#3)") && !ok.contains("ssn"), "{ok}");
+    // an unrestricted target has nothing to hide
+    run("r", "UPDATE people SET name = #3").unwrap();
+}

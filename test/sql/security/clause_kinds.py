@@ -12,6 +12,7 @@ A template is (position, sql, flags) with exactly one hole:
     <t>         a table reference (FROM item)
     <n>         a column name
     <y>         a type
+    <p>         a column position (`#<p>`, spec 016)
 flags: "target" — the hole's row is the write's target (its physical table, where a hidden column
 is refused by our rule, not absent); "write" — the statement changes data (a state check follows).
 Kinds without a hole (DELETE without a condition, SHOW TABLES) are templates without a marker:
@@ -108,6 +109,43 @@ SELECT = [
     ("DISTINCT ON", "SELECT DISTINCT ON (<e:t>) id FROM people ORDER BY <e:t>, id", ()),
     ("SELECT without FROM", "SELECT <s:t>", ()),
     ("FROM-first", "FROM people SELECT <e:t> ORDER BY ALL", ()),
+    # forms read from DuckDB's print of the statement (spec 016)
+    ("FROM-first without SELECT", "FROM people WHERE <e:b> ORDER BY ALL", ()),
+    ("positional reference", "SELECT #<p> AS v FROM people ORDER BY id", ()),
+    ("positional reference in a subquery", "SELECT (SELECT max(#<p>) FROM people) AS v", ()),
+    ("* LIKE", "SELECT * LIKE '<n>' FROM people ORDER BY ALL", ()),
+    ("* ILIKE", "SELECT * ILIKE '<n>' FROM people ORDER BY ALL", ()),
+    ("* SIMILAR TO", "SELECT * SIMILAR TO '<n>' FROM people ORDER BY ALL", ()),
+    ("*COLUMNS in a call", "SELECT greatest(*COLUMNS(['<n>'])) AS v FROM people ORDER BY ALL", ()),
+    ("method call", "SELECT (<e:t>).upper() AS v FROM people ORDER BY id", ()),
+    ("method call on a column", "SELECT <n>.upper() AS v FROM people ORDER BY ALL", ()),
+    ("list comprehension", "SELECT [x || '' FOR x IN [<e:t>]] AS v FROM people ORDER BY id", ()),
+    ("list comprehension filter", "SELECT [x FOR x IN [1, 2] IF <e:b>] AS v FROM people ORDER BY id", ()),
+    ("LIMIT percent", "SELECT id FROM people ORDER BY id LIMIT (<s:i>) %", ()),
+    ("USING SAMPLE", "SELECT id FROM people WHERE <e:b> USING SAMPLE 100% ORDER BY id", ()),
+    ("TABLESAMPLE", "SELECT count(*) FROM <t> TABLESAMPLE 100%", ()),
+    ("ASOF JOIN ... ON", "SELECT p.id, f.id FROM people p ASOF JOIN feed f ON <e:b:p.> AND p.id >= f.id ORDER BY ALL", ()),
+    ("ASOF LEFT JOIN table", "SELECT count(*) FROM people p ASOF LEFT JOIN (SELECT 1 AS k FROM <t>) j ON p.id >= j.k", ()),
+    ("LATERAL table function", "SELECT p.id, u.x FROM people p CROSS JOIN LATERAL unnest([<e:t:p.>]) AS u(x) ORDER BY ALL", ()),
+    ("POSITIONAL JOIN", "SELECT p.id, f.id, <e:t:p.> AS v FROM people p POSITIONAL JOIN feed f ORDER BY ALL", ()),
+    ("POSITIONAL JOIN table", "SELECT count(*) FROM people p POSITIONAL JOIN <t> j", ()),
+    ("PIVOT aggregate", "PIVOT people ON tenant IN ('acme') USING max(<e:t>) GROUP BY id ORDER BY id", ()),
+    ("PIVOT source", "SELECT * FROM (SELECT 1 AS k FROM <t>) PIVOT (count(*) FOR k IN (1))", ()),
+    ("UNPIVOT columns", "UNPIVOT people ON <n> INTO NAME k VALUE v ORDER BY ALL", ()),
+    ("DESCRIBE subquery", "SELECT column_name, column_type FROM (DESCRIBE SELECT <e:t> AS v FROM people)", ()),
+    ("DESCRIBE subquery (table)", "SELECT count(*) FROM (DESCRIBE <t>)", ()),
+    ("SUMMARIZE query", "SELECT column_name, min, max, count FROM (SUMMARIZE SELECT <e:t> AS v FROM people)", ()),
+    ("SUMMARIZE table", "SELECT count(*) FROM (SUMMARIZE <t>)", ()),
+    ("SHOW TABLES subquery", "SELECT count(*) FROM (SHOW TABLES)", ()),
+    ("frame EXCLUDE", "SELECT id, sum(id) OVER (PARTITION BY <e:t> ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE CURRENT ROW) FROM people ORDER BY id", ()),
+    ("FILTER without WHERE", "SELECT count(*) FILTER (<e:b>) FROM people", ()),
+    ("IGNORE NULLS in the call", "SELECT id, first_value(<e:t> IGNORE NULLS) OVER (ORDER BY id) FROM people ORDER BY id", ()),
+    ("RECURSIVE CTE USING KEY", "WITH RECURSIVE r(n) USING KEY (n) AS (SELECT <s:i> UNION SELECT n + 1 FROM r WHERE n < 6) SELECT count(*) FROM r", ()),
+    ("GLOB", "SELECT id FROM people WHERE <e:t> GLOB '*' ORDER BY id", ()),
+    ("** operator", "SELECT <e:i> ** 2 AS v FROM people ORDER BY id", ()),
+    ("^@ operator", "SELECT <e:t> ^@ 'a' AS v FROM people ORDER BY id", ()),
+    ("E-string", "SELECT E'it\\'s ' || <e:t> AS v FROM people ORDER BY id", ()),
+    ("unnamed call (DuckDB's column name)", "SELECT lower(<e:t>) FROM people ORDER BY id", ()),
 ]
 
 # the principal's target `people`: a hidden column there is refused by the write rule
@@ -130,6 +168,11 @@ INSERT = [
     ("BY NAME", "INSERT INTO people BY NAME SELECT id + 10 AS id, tenant, <e:t> AS name FROM people", (W,)),
     ("BY NAME (table)", "INSERT INTO people BY NAME SELECT 7 AS id, 'acme' AS tenant, 'x' AS name FROM <t> LIMIT 1", (W,)),
     ("RETURNING", "INSERT INTO people (id, tenant, name) VALUES (7, 'acme', 'z') RETURNING <e:t>", (W, T)),
+    # positions and star forms in the source and over the target (spec 016)
+    ("SELECT positional", "INSERT INTO people (id, tenant, name) SELECT id + 10, tenant, #<p> FROM people", (W,)),
+    ("SELECT * RENAME", "INSERT INTO people (id, tenant, name) SELECT id + 20, tenant, nm FROM (SELECT * RENAME (<n> AS nm) FROM people)", (W,)),
+    ("SELECT *COLUMNS", "INSERT INTO people (id, tenant, name) SELECT id + 30, tenant, greatest(*COLUMNS(['<n>'])) FROM people", (W,)),
+    ("RETURNING positional", "INSERT INTO people (id, tenant, name) VALUES (7, 'acme', 'z') RETURNING #<p>", (W, T)),
 ]
 
 UPDATE = [
@@ -140,8 +183,13 @@ UPDATE = [
     ("FROM (table)", "UPDATE people SET name = 'u' FROM (SELECT count(*) AS n FROM <t>) f WHERE people.id = f.n + 2", (W,)),
     ("FROM (expression)", "UPDATE people SET name = f.v FROM (SELECT <e:t> AS v, id FROM people) f WHERE people.id = f.id", (W,)),
     ("FROM table directly", "UPDATE people SET name = 'u' FROM <t> f WHERE people.id = 4", (W,)),
+    ("FROM POSITIONAL JOIN", "UPDATE people SET name = f.v FROM (SELECT <e:t> AS v, id FROM people) f POSITIONAL JOIN feed g WHERE people.id = f.id", (W,)),
     ("RETURNING", "UPDATE people SET name = 'u' RETURNING <e:t>", (W, T)),
     ("CTE before UPDATE", "WITH w AS (SELECT <e:i> AS v FROM people) UPDATE people SET name = 'u' WHERE id IN (SELECT w.v FROM w)", (W,)),
+    ("SET positional", "UPDATE people SET name = #<p>", (W, T)),
+    ("WHERE positional", "UPDATE people SET name = 'u' WHERE #<p> IS NOT NULL", (W, T)),
+    ("SET star pattern", "UPDATE people SET name = to_json(* LIKE '<n>')::VARCHAR", (W, T)),
+    ("FROM * RENAME", "UPDATE people SET name = f.nm FROM (SELECT * RENAME (<n> AS nm), id AS k FROM people) f WHERE people.id = f.k", (W,)),
 ]
 
 DELETE = [
@@ -152,6 +200,8 @@ DELETE = [
     ("USING (expression)", "DELETE FROM people USING (SELECT <e:i> AS v FROM people) u WHERE people.id = u.v", (W,)),
     ("RETURNING", "DELETE FROM people WHERE id = 4 RETURNING <e:t>", (W, T)),
     ("without a condition", "DELETE FROM people", (W,)),
+    ("WHERE positional", "DELETE FROM people WHERE #<p> = 'x'", (W, T)),
+    ("WHERE star pattern", "DELETE FROM people WHERE to_json(* LIKE '<n>') IS NULL", (W, T)),
 ]
 
 MERGE_HEAD = "MERGE INTO people t USING feed s ON t.id = s.id "
@@ -180,6 +230,7 @@ MERGE = [
     ("WHEN NOT MATCHED BY SOURCE AND … THEN DO NOTHING", MERGE_HEAD + "WHEN NOT MATCHED BY SOURCE AND <e:b:t.> THEN DO NOTHING", (W, T)),
     ("RETURNING", MERGE_HEAD + "WHEN MATCHED THEN UPDATE SET name = 'm' RETURNING <e:t:t.>", (W, T)),
     ("CTE before MERGE", "WITH w AS (SELECT <e:i> AS id FROM people) MERGE INTO people t USING w s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = 'm'", (W,)),
+    ("WHEN MATCHED THEN UPDATE SET positional", MERGE_HEAD + "WHEN MATCHED THEN UPDATE SET name = #<p>", (W, T)),
 ]
 
 # The first record of each CREATE batch replaces what an earlier record made; the batch ends
@@ -242,6 +293,8 @@ EXPLAINED = {
 SLICED_UPSERT = "acl: INSERT … ON CONFLICT DO UPDATE and INSERT OR REPLACE are not supported on a sliced target"
 MUST_LIST = "acl: an INSERT into c.{} must list its columns (the target has a row or column policy)"
 PARSE = "acl: could not parse the statement"
+POSITIONAL = "acl: a positional reference (#n) over c.people is not permitted (it is column-restricted)"
+STAR = "acl: *, COLUMNS(…) and whole-row references over c.people are not permitted"
 MERGE_ON = "acl: a subquery in MERGE … ON is not supported on c.people (it has a row policy)"
 MERGE_BY_SOURCE = ("acl: a subquery in a WHEN clause of a MERGE with WHEN NOT MATCHED BY SOURCE is not supported on c.people"
                    " (it has a row policy)")
@@ -258,11 +311,14 @@ REFUSED_FORMS = {
     ("INSERT", "BY NAME (table)"): (MUST_LIST.format("people"), None),
     ("MERGE", "ON (subquery)"): (MERGE_ON, None),
     ("MERGE", "ON"): (MERGE_ON, lambda sql: "(SELECT" in sql),
-    # DuckDB's `SHOW t` is DESCRIBE t; the gate knows only SHOW TABLES / SHOW ALL TABLES / SHOW DATABASES
-    ("SHOW", "SHOW table"): ("acl: statement type SHOW is not permitted", None),
-    # our parser reads neither * RENAME nor a subquery inside ROLLUP / CUBE: refused, never passed on
-    ("SELECT", "* RENAME"): (PARSE, None),
-    ("SELECT", "GROUP BY ROLLUP"): (PARSE, lambda sql: "(SELECT" in sql or "EXISTS (" in sql),
+    # over a column-restricted target a position counts the physical columns, a pattern matches them
+    ("INSERT", "RETURNING positional"): (POSITIONAL, None),
+    ("UPDATE", "SET positional"): (POSITIONAL, None),
+    ("UPDATE", "WHERE positional"): (POSITIONAL, None),
+    ("DELETE", "WHERE positional"): (POSITIONAL, None),
+    ("MERGE", "WHEN MATCHED THEN UPDATE SET positional"): (POSITIONAL, None),
+    ("UPDATE", "SET star pattern"): (STAR, None),
+    ("DELETE", "WHERE star pattern"): (STAR, None),
 }
 for _position, _sql, _flags in MERGE:
     if "BY SOURCE" in _sql:

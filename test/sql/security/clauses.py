@@ -152,6 +152,8 @@ TABLE_FORMS = {
     "macro": "range(2)",
 }
 NAME_FORMS = {"legit": "name", "hidden": "ssn"}
+# people_tbl's columns are id, tenant, name, ssn: the principal's third is name, the fourth hidden
+POSITION_FORMS = {"legit": "3", "hidden": "4"}
 TYPE_FORMS = {"legit": "INTEGER", "type": "secret_mood"}
 
 REFUSAL = {
@@ -172,7 +174,7 @@ ATTACK = {
     "type": "\"a user type here shows its labels\"",
 }
 
-HOLE = re.compile(r"<([estcny])(?::([bit]))?(?::([a-z]+\.))?>")
+HOLE = re.compile(r"<([estcnyp])(?::([bit]))?(?::([a-z]+\.))?>")
 
 
 def holes(sql):
@@ -190,7 +192,8 @@ def probes_for(sql, kind, flags):
     forms = {"e": lambda: {p: f[typ] for p, f in row_forms(q).items()},
              "s": lambda: {p: f[typ] for p, f in scalar_forms().items()},
              "c": lambda: {p: f[typ] for p, f in const_forms().items()},
-             "t": lambda: TABLE_FORMS, "n": lambda: NAME_FORMS, "y": lambda: TYPE_FORMS}[h]()
+             "t": lambda: TABLE_FORMS, "n": lambda: NAME_FORMS, "y": lambda: TYPE_FORMS,
+             "p": lambda: POSITION_FORMS}[h]()
     out = []
     for probe, text in forms.items():
         if kind in ("MERGE", "EXPLAIN MERGE", "EXPLAIN ANALYZE MERGE") and probe in ("hidden", "leak"):
@@ -300,6 +303,8 @@ def native_error(msg):
     parts = re.split(r'("(?:COLUMNS|\*)\(.*\)"|"[^"]{30,}")', first)
     key = "".join(r'"[\s\S]*"' if i % 2 else esc(x) for i, x in enumerate(parts))
     key = key.replace('Table "', '(?:Table|Values list) "')
+    # DuckDB's parser refusal, which the rewrite passes on as its own (spec 016)
+    key = key.replace(esc("Parser Error: "), esc("Parser Error: ") + "(?:" + esc(K.PARSE + ": ") + ")?", 1)
     return "<REGEX>:" + NOLEAK + key
 
 
@@ -333,14 +338,19 @@ def record(f, oracle, kind, position, probe, sql, flags, hole_kind, explain=""):
     stmt = explain + sql
     f.add(f"\n# {explain}{kind} · {position} · {probe}: {ATTACK[probe]}\n")
     refusal = expected_refusal(probe, flags, hole_kind, kind, position, sql)
-    # DESCRIBE t is answered as DESCRIBE SELECT * FROM t: what the principal reads (spec 005)
-    # (a read has no key and no NOT NULL to show: the principal's columns are nullable, keyless)
-    (out, state) = oracle.run(re.sub(r"^DESCRIBE (\w+)$", r"DESCRIBE SELECT * FROM \1", stmt), write)
-    if stmt.startswith("DESCRIBE") and out[0] == "rows":
+    # DESCRIBE t (and SHOW t, the same statement) is answered as DESCRIBE SELECT * FROM t: what
+    # the principal reads (spec 005; a read has no key and no NOT NULL to show: the principal's
+    # columns are nullable, keyless)
+    (out, state) = oracle.run(re.sub(r"^(?:DESCRIBE|SHOW) (?!TABLES$)(\w+)$", r"DESCRIBE SELECT * FROM \1", stmt), write)
+    if re.match(r"^(DESCRIBE|SHOW) ", stmt) and stmt != "SHOW TABLES" and out[0] == "rows":
         out = (out[0], out[1], [(r[0], r[1], "YES", None) + tuple(r[4:]) for r in out[2]])
     if probe == "legit" and out[0] == "error" and refusal is None:
         raise SystemExit(f"the legitimate form fails natively: {stmt}\n  {out[1]}")
-    if refusal is not None:
+    if refusal is not None and out[0] == "error" and out[1].startswith("Parser Error"):
+        # DuckDB cannot parse it either: its own parser's refusal may come first (spec 016)
+        f.add(f"statement error\n{prefixed(stmt)}\n----\n<REGEX>:{NOLEAK}(?:{esc(refusal)}|{esc(K.PARSE)})\n")
+        state = oracle.state(None) if write else None
+    elif refusal is not None:
         f.add(f"statement error\n{prefixed(stmt)}\n----\n<REGEX>:{NOLEAK}{esc(refusal)}\n")
         state = oracle.state(None) if write else None
     elif out[0] == "error":

@@ -1,0 +1,302 @@
+//! Our sqlparser `Dialect` (spec 016): DuckDB's dialect with the forms its hooks can reach.
+//!
+//! Two readings. `Original` reads the principal's text as written: it adds what sqlparser reads
+//! the same way DuckDB does (`* RENAME`, `* ILIKE`, `IGNORE NULLS` inside a call) and
+//! refuses to guess at the rest, so that text goes to DuckDB's printed form instead. `Printed`
+//! reads DuckDB's own print of its parse (`ToString()`, the shim): there every operator stands in
+//! parentheses, so an operator sqlparser has no rule for (`**`, `^@`, `&&`, `@`, `~~~`, `!~~~`) can be
+//! read at any precedence without changing the tree, and the printer writes it back with the same
+//! parentheses. `#n`, a star filtered by a pattern (`(* ~~ 'a%')`) and `LIMIT (n) %` are read only
+//! there too.
+//!
+//! The dialect reports DuckDB's type id, so every `dialect_of!(… DuckDbDialect)` branch of the
+//! parser still applies.
+use sqlparser::ast::{BinaryOperator, Expr, Ident, UnaryOperator};
+use sqlparser::dialect::{Dialect, DuckDbDialect};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+use std::any::TypeId;
+
+/// Which text the dialect reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// The principal's text as written.
+    Original,
+    /// DuckDB's print of its own parse, or our print of a tree read from it (a view's body).
+    Printed,
+}
+
+#[derive(Debug)]
+pub struct AclDialect {
+    pub reading: Reading,
+}
+
+/// The operators sqlparser has no rule for, as DuckDB prints them: (first token, second token,
+/// the operator). The second token is `None` for a one-token operator.
+fn custom_operator(parser: &Parser) -> Option<(&'static str, usize)> {
+    let [a, b] = [parser.peek_nth_token_ref(0), parser.peek_nth_token_ref(1)];
+    let adjacent = adjacent(a, b);
+    Some(match (&a.token, &b.token) {
+        (Token::Mul, Token::Mul) if adjacent => ("**", 2),
+        (Token::DoubleTilde, Token::Tilde) if adjacent => ("~~~", 2),
+        (Token::ExclamationMarkDoubleTilde, Token::Tilde) if adjacent => ("!~~~", 2),
+        (Token::CaretAt, _) => ("^@", 1),
+        (Token::Overlap, _) => ("&&", 1),
+        _ => return None,
+    })
+}
+
+fn adjacent(a: &TokenWithSpan, b: &TokenWithSpan) -> bool {
+    a.span.end == b.span.start
+}
+
+/// What `LIMIT (n) %` may be followed by: the end of the LIMIT clause.
+fn ends_clause(t: &Token) -> bool {
+    match t {
+        Token::EOF | Token::RParen | Token::SemiColon => true,
+        Token::Word(w) => matches!(w.keyword, Keyword::OFFSET | Keyword::UNION | Keyword::EXCEPT | Keyword::INTERSECT),
+        _ => false,
+    }
+}
+
+fn is_pattern_operator(t: &Token) -> bool {
+    matches!(
+        t,
+        Token::DoubleTilde
+            | Token::ExclamationMarkDoubleTilde
+            | Token::DoubleTildeAsterisk
+            | Token::ExclamationMarkDoubleTildeAsterisk
+    )
+}
+
+/// An identifier that prints exactly `text`, unquoted: how a token sqlparser has no node for
+/// (`#2`, a pattern's `*`) stands in the tree. The rules read it as a column name.
+pub fn raw(text: &str) -> Expr {
+    Expr::Identifier(Ident::new(text))
+}
+
+impl AclDialect {
+    fn refuse<T>(&self, parser: &Parser, what: &str) -> Option<Result<T, ParserError>> {
+        let at = parser.peek_token_ref().span.start;
+        Some(Err(ParserError::ParserError(format!("{what} is read from DuckDB's print at {at}"))))
+    }
+}
+
+impl Dialect for AclDialect {
+    fn dialect(&self) -> TypeId {
+        TypeId::of::<DuckDbDialect>()
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let [a, b] = [parser.peek_nth_token_ref(0).clone(), parser.peek_nth_token_ref(1).clone()];
+        match (&a.token, &b.token) {
+            // `#2`: the second column of the FROM clause
+            (Token::Sharp, Token::Number(n, false)) if adjacent(&a, &b) => {
+                if self.reading == Reading::Original {
+                    return self.refuse(parser, "a positional reference");
+                }
+                let text = format!("#{n}");
+                parser.advance_token();
+                parser.advance_token();
+                Some(Ok(raw(&text)))
+            }
+            // `(* ~~ 'a%')`: the columns whose names match (DuckDB's `* LIKE 'a%'`)
+            (Token::Mul, next) if is_pattern_operator(next) || custom_operator_after_star(parser) => {
+                if self.reading == Reading::Original {
+                    return self.refuse(parser, "a star filter");
+                }
+                parser.advance_token();
+                Some(Ok(raw("*")))
+            }
+            // `@(-5)`: absolute value
+            (Token::AtSign, Token::LParen) => {
+                if self.reading == Reading::Original {
+                    return self.refuse(parser, "the @ operator");
+                }
+                parser.advance_token();
+                let prec = self.prec_value(sqlparser::dialect::Precedence::PlusMinus);
+                Some(parser.parse_subexpr(prec).map(|e| Expr::UnaryOp { op: UnaryOperator::PGAbs, expr: Box::new(e) }))
+            }
+            _ => None,
+        }
+    }
+
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        if let Some((op, _)) = custom_operator(parser) {
+            let prec = match op {
+                "**" => self.prec_value(sqlparser::dialect::Precedence::MulDivModOp) + 1,
+                "~~~" | "!~~~" => self.prec_value(sqlparser::dialect::Precedence::Like),
+                _ => self.prec_value(sqlparser::dialect::Precedence::PgOther),
+            };
+            return Some(Ok(prec));
+        }
+        if parser.peek_token_ref().token == Token::Mod && ends_clause(&parser.peek_nth_token_ref(1).token) {
+            return Some(Ok(self.prec_value(sqlparser::dialect::Precedence::MulDivModOp)));
+        }
+        None
+    }
+
+    fn parse_infix(&self, parser: &mut Parser, expr: &Expr, precedence: u8) -> Option<Result<Expr, ParserError>> {
+        if let Some((op, n)) = custom_operator(parser) {
+            if self.reading == Reading::Original {
+                return self.refuse(parser, "this operator");
+            }
+            for _ in 0..n {
+                parser.advance_token();
+            }
+            return Some(parser.parse_subexpr(precedence).map(|right| Expr::BinaryOp {
+                left: Box::new(expr.clone()),
+                op: BinaryOperator::Custom(op.to_string()),
+                right: Box::new(right),
+            }));
+        }
+        if parser.peek_token_ref().token == Token::Mod && ends_clause(&parser.peek_nth_token_ref(1).token) {
+            if self.reading == Reading::Original {
+                return self.refuse(parser, "a percentage limit");
+            }
+            // `LIMIT (n) %`: printed as `(n) % ` (an operator with nothing on its right)
+            parser.advance_token();
+            return Some(Ok(Expr::BinaryOp {
+                left: Box::new(expr.clone()),
+                op: BinaryOperator::Custom("%".to_string()),
+                right: Box::new(raw("")),
+            }));
+        }
+        None
+    }
+
+    // DuckDB's own choices (sqlparser's `DuckDbDialect`), then ours. `E'…'` is tokenized as one
+    // string, as DuckDB does, so that it is never read as a typed literal `E '…'`; the parser does
+    // not take it in DuckDB's dialect, so such a text is read from DuckDB's print.
+    fn supports_string_escape_constant(&self) -> bool {
+        true
+    }
+    fn supports_select_wildcard_rename(&self) -> bool {
+        true
+    }
+    fn supports_select_wildcard_ilike(&self) -> bool {
+        true
+    }
+    fn supports_window_function_null_treatment_arg(&self) -> bool {
+        true
+    }
+    fn is_identifier_start(&self, ch: char) -> bool {
+        DuckDbDialect.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        DuckDbDialect.is_identifier_part(ch)
+    }
+    fn supports_cte_materialization(&self) -> bool {
+        true
+    }
+    fn supports_string_literal_column_alias(&self, explicit: bool) -> bool {
+        explicit
+    }
+    fn supports_string_literal_table_alias(&self, explicit: bool) -> bool {
+        explicit
+    }
+    fn supports_trailing_commas(&self) -> bool {
+        true
+    }
+    fn identifier_quote_style(&self, _identifier: &str) -> Option<char> {
+        Some('"')
+    }
+    fn supports_filter_during_aggregation(&self) -> bool {
+        true
+    }
+    fn supports_group_by_expr(&self) -> bool {
+        true
+    }
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        true
+    }
+    fn supports_tilde_like_match_operator(&self) -> bool {
+        true
+    }
+    fn supports_aggregate_order_by_with_empty_args(&self) -> bool {
+        true
+    }
+    fn supports_comparison_in_between_low_bound(&self) -> bool {
+        true
+    }
+    fn supports_named_fn_args_with_eq_operator(&self) -> bool {
+        true
+    }
+    fn supports_named_fn_args_with_assignment_operator(&self) -> bool {
+        true
+    }
+    fn supports_dictionary_syntax(&self) -> bool {
+        true
+    }
+    fn support_map_literal_syntax(&self) -> bool {
+        true
+    }
+    fn supports_lambda_functions(&self) -> bool {
+        true
+    }
+    fn allow_extract_single_quotes(&self) -> bool {
+        true
+    }
+    fn supports_explain_with_utility_options(&self) -> bool {
+        true
+    }
+    fn supports_load_extension(&self) -> bool {
+        true
+    }
+    fn supports_array_typedef_with_brackets(&self) -> bool {
+        true
+    }
+    fn supports_from_first_select(&self) -> bool {
+        true
+    }
+    fn supports_order_by_all(&self) -> bool {
+        true
+    }
+    fn supports_select_wildcard_exclude(&self) -> bool {
+        true
+    }
+    fn supports_notnull_operator(&self) -> bool {
+        true
+    }
+    fn supports_install(&self) -> bool {
+        true
+    }
+    fn supports_detach(&self) -> bool {
+        true
+    }
+    fn supports_select_wildcard_replace(&self) -> bool {
+        true
+    }
+    fn supports_comma_separated_trim(&self) -> bool {
+        true
+    }
+    fn supports_numeric_literal_underscores(&self) -> bool {
+        true
+    }
+    fn supports_nested_comments(&self) -> bool {
+        true
+    }
+    fn supports_add_column_if_not_exists(&self) -> bool {
+        true
+    }
+    // `a POSITIONAL JOIN b` is DuckDB's positional join, never `a` aliased "positional" and
+    // joined without a condition (read from DuckDB's print: `cuts`)
+    fn is_table_factor_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {
+        let word = &parser.get_current_token().token;
+        let positional = matches!(word, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("positional"));
+        if !explicit && positional && matches!(&parser.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::JOIN) {
+            return false;
+        }
+        explicit || self.is_table_alias(kw, parser)
+    }
+}
+
+/// `(* ~~~ 'a*')` and `(* !~~~ 'a*')`: the glob forms of a star filter (three tokens).
+fn custom_operator_after_star(parser: &Parser) -> bool {
+    let [b, c] = [parser.peek_nth_token_ref(1), parser.peek_nth_token_ref(2)];
+    matches!((&b.token, &c.token), (Token::DoubleTilde | Token::ExclamationMarkDoubleTilde, Token::Tilde) if adjacent(b, c))
+}
+
+#[cfg(test)]
+mod tests;
