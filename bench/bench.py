@@ -359,6 +359,8 @@ def store_case(ext, mgmt_rounds, rounds):
         attached.execute("SELECT acl_use_db('aclcat', 'acl', true)")
         filed.execute(f"ATTACH '{os.path.join(d, 'policy.db')}' AS aclcat")
         filed.execute("SELECT acl_use_db('aclcat', 'acl', true)")
+        for c in (attached, filed):  # the gateway administers anonymously (spec 007)
+            c.execute("SET GLOBAL acl_allow_anonymous_admin = true")
         # the grant changes each time (select, then select + insert), so every statement writes
         grant = ["ACL ADMIN GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN",
                  "ACL ADMIN GRANT CATALOG sales TO ROLE analyst WITH (select, insert) MAIN"]

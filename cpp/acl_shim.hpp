@@ -95,6 +95,7 @@ constexpr uint64_t DEFAULT_JWKS_REFRESH = ACL_DEFAULT_JWKS_REFRESH_INTERVAL;
 constexpr const char *VERSION_CHECK_SETTING = "acl_version_check_interval";
 constexpr uint64_t DEFAULT_VERSION_CHECK_INTERVAL = ACL_DEFAULT_VERSION_CHECK_INTERVAL;
 constexpr const char *JWKS_MAX_STALE_SETTING = "acl_jwks_max_stale";
+constexpr const char *ANONYMOUS_ADMIN_SETTING = "acl_allow_anonymous_admin";
 constexpr uint64_t DEFAULT_JWKS_MAX_STALE = ACL_DEFAULT_JWKS_MAX_STALE;
 uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);
 

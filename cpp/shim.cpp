@@ -201,18 +201,28 @@ extern "C" bool TokenizeForRust(void *ctx, const char *query, size_t len, const 
 	}
 }
 
+// The settings' defaults, as when there is no context to read them from (anonymous admin off).
+AclSettings DefaultSettings() {
+	return AclSettings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0, DEFAULT_JWKS_REFRESH, DEFAULT_JWKS_MAX_STALE, 0};
+}
+
+// The settings a decision depends on, read from a client context.
+AclSettings ReadContextSettings(ClientContext &context) {
+	auto settings = DefaultSettings();
+	settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);
+	settings.max_rewrite_bytes = UnsignedSetting(context, MAX_REWRITE_SETTING, DEFAULT_MAX_REWRITE_BYTES);
+	settings.jwks_refresh_interval = UnsignedSetting(context, JWKS_REFRESH_SETTING, DEFAULT_JWKS_REFRESH);
+	settings.jwks_max_stale = UnsignedSetting(context, JWKS_MAX_STALE_SETTING, DEFAULT_JWKS_MAX_STALE);
+	settings.in_transaction = context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
+	Value anonymous;
+	settings.allow_anonymous_admin = context.TryGetCurrentSetting(ANONYMOUS_ADMIN_SETTING, anonymous) &&
+	                                 !anonymous.IsNull() && anonymous.GetValue<bool>();
+	return settings;
+}
+
 // The settings a decision depends on, read from the caller's context.
 AclSettings ReadSettings(ParserOptions &options) {
-	AclSettings settings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0, DEFAULT_JWKS_REFRESH, DEFAULT_JWKS_MAX_STALE};
-	if (options.context) {
-		auto &context = *options.context;
-		settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);
-		settings.max_rewrite_bytes = UnsignedSetting(context, MAX_REWRITE_SETTING, DEFAULT_MAX_REWRITE_BYTES);
-		settings.jwks_refresh_interval = UnsignedSetting(context, JWKS_REFRESH_SETTING, DEFAULT_JWKS_REFRESH);
-		settings.jwks_max_stale = UnsignedSetting(context, JWKS_MAX_STALE_SETTING, DEFAULT_JWKS_MAX_STALE);
-		settings.in_transaction = context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
-	}
-	return settings;
+	return options.context ? ReadContextSettings(*options.context) : DefaultSettings();
 }
 
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
@@ -341,6 +351,12 @@ void LoadInternal(ExtensionLoader &loader) {
 	config.AddExtensionOption(JWKS_REFRESH_SETTING,
 	                          "seconds between reads of an issuer's KEYS FROM file (0: never read again)",
 	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_REFRESH));
+	// GLOBAL only: the gateway's operator decides it for the instance, not a connection.
+	ExtensionOption anonymous("while a policy store is in use, anonymous ACL ADMIN (and acl_exec) may change the policy "
+	                          "only while this is on; in memory mode it always may",
+	                          LogicalType::BOOLEAN, nullptr, Value::BOOLEAN(false), SetScope::GLOBAL, false, false);
+	anonymous.supports_session = false;
+	config.AddExtensionOption(ANONYMOUS_ADMIN_SETTING, std::move(anonymous));
 	config.AddExtensionOption(JWKS_MAX_STALE_SETTING,
 	                          "seconds an issuer's last keys stay valid while its KEYS FROM file cannot be read",
 	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_MAX_STALE));
@@ -376,6 +392,20 @@ void LoadInternal(ExtensionLoader &loader) {
 }
 
 } // namespace
+
+// For acl_exec and acl_exec_as (src/ffi/functions.rs): the settings of the client context they run
+// in, read when they run. False (nothing written) when they cannot be read.
+extern "C" bool acl_shim_context_settings(duckdb_client_context context, AclSettings *out) {
+	try {
+		if (!context || !out) {
+			return false;
+		}
+		*out = ReadContextSettings(reinterpret_cast<CClientContextWrapper *>(context)->context);
+		return true;
+	} catch (...) {
+		return false;
+	}
+}
 
 // A connection of the policy store's own (one per store transaction), or null once the instance
 // is gone. The C API's `duckdb_connection` is a `Connection *`; Rust closes it with

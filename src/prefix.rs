@@ -52,9 +52,21 @@ pub enum Prefix {
     Admin,
 }
 
+/// What the statements after a principal's prefix are (`ACL ADMIN` is always management).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The principal's SQL, rewritten.
+    Sql,
+    /// `ACL ROLE "r" ACL <management statements>`: run under the principal's admin scope.
+    Management,
+    /// `ACL ROLE "r" ACL NATIVE <sql>`: passed to DuckDB as written (passthrough only).
+    Native,
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub struct Batch<'q> {
     pub prefix: Prefix,
+    pub mode: Mode,
     /// Each statement's text, without its `;`; empty statements are dropped.
     pub statements: Vec<&'q str>,
 }
@@ -85,7 +97,7 @@ pub fn split<'q>(query: &'q str, tokens: &[Token]) -> Result<Option<Batch<'q>>> 
     }
     let (kind_idx, _) = words.next().ok_or_else(missing_kind)?;
     let kind = text(kind_idx).to_ascii_uppercase();
-    let (prefix, body_from) = match kind.as_str() {
+    let (prefix, mut body_from) = match kind.as_str() {
         "ADMIN" => (Prefix::Admin, kind_idx + 1),
         "ROLE" | "TOKEN" | "SESSION" => {
             let (arg_idx, arg_tok) = words.next().ok_or_else(|| missing_arg(&kind))?;
@@ -104,11 +116,26 @@ pub fn split<'q>(query: &'q str, tokens: &[Token]) -> Result<Option<Batch<'q>>> 
         }
         _ => return Err(missing_kind()),
     };
+    let mut mode = if prefix == Prefix::Admin { Mode::Management } else { Mode::Sql };
+    // After a principal's prefix, `ACL` (a word, not a string or a quoted name) starts
+    // management for the whole batch, and `ACL NATIVE` native SQL.
+    let word = |i: usize| tokens[i].kind != TokenKind::String && !text(i).starts_with('"');
+    if mode == Mode::Sql {
+        let mut rest = tokens.iter().enumerate().skip(body_from).filter(|(_, t)| t.kind != TokenKind::Comment);
+        if let Some((acl, _)) = rest.next().filter(|(i, _)| word(*i) && text(*i).eq_ignore_ascii_case("acl")) {
+            mode = Mode::Management;
+            body_from = acl + 1;
+            if let Some((native, _)) = rest.next().filter(|(i, _)| word(*i) && text(*i).eq_ignore_ascii_case("native")) {
+                mode = Mode::Native;
+                body_from = native + 1;
+            }
+        }
+    }
     let statements = split_statements(query, tokens, body_from);
     if statements.is_empty() {
         return Err(Syntax::NothingAfterPrefix.into());
     }
-    Ok(Some(Batch { prefix, statements }))
+    Ok(Some(Batch { prefix, mode, statements }))
 }
 
 fn missing_kind() -> AclError {
@@ -269,6 +296,27 @@ mod tests {
         let b = split_str("-- hi\nacl admin CREATE ROLE r; -- only a comment\n").unwrap().unwrap();
         assert_eq!(b.prefix, Prefix::Admin);
         assert_eq!(b.statements, vec!["CREATE ROLE r"]);
+    }
+
+    #[test]
+    fn management_and_native_after_a_principal() {
+        let b = split_str("ACL ROLE r acl GRANT CATALOG c TO ROLE s; DROP ROLE t").unwrap().unwrap();
+        assert_eq!((b.prefix, b.mode), (Prefix::Role("r".into()), Mode::Management));
+        assert_eq!(b.statements, vec!["GRANT CATALOG c TO ROLE s", "DROP ROLE t"]);
+        let b = split_str("ACL TOKEN 'x' -- c\n ACL Native SELECT 1; SELECT 2").unwrap().unwrap();
+        assert_eq!((b.prefix, b.mode), (Prefix::Token("x".into()), Mode::Native));
+        assert_eq!(b.statements, vec!["SELECT 1", "SELECT 2"]);
+        // NATIVE alone after ACL is a management statement named NATIVE (refused later).
+        let b = split_str("ACL ROLE r ACL NATIVE").unwrap_err();
+        assert_eq!(b, Syntax::NothingAfterPrefix.into());
+        assert!(split_str("ACL ROLE r ACL").is_err());
+        // Only the word: a string or a quoted name is the principal's SQL (which does not parse).
+        for q in ["ACL ROLE r 'acl' GRANT", "ACL ROLE r \"acl\" GRANT", "ACL ROLE r SELECT 1; ACL GRANT"] {
+            assert_eq!(split_str(q).unwrap().unwrap().mode, Mode::Sql, "{q}");
+        }
+        // ACL ADMIN is management; a second ACL after it is not a mode.
+        let b = split_str("ACL ADMIN ACL NATIVE SELECT 1").unwrap().unwrap();
+        assert_eq!((b.mode, b.statements), (Mode::Management, vec!["ACL NATIVE SELECT 1"]));
     }
 
     #[test]

@@ -96,6 +96,8 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::DropSchema { catalog, schema, if_exists } => schemas::drop_schema(policy, catalog, schema, *if_exists),
         Command::GrantSchema { catalog, schema, role, caps } => schemas::grant_schema(policy, catalog, schema, role, *caps),
         Command::RevokeSchema { catalog, schema, role } => schemas::revoke_schema(policy, catalog, schema, role),
+        Command::GrantAdmin { role, scope } => super::roles::grant_admin(policy, role, *scope),
+        Command::RevokeAdmin { role } => super::roles::revoke_admin(policy, role),
     }?;
     policy.version += 1;
     Ok(super::alter::status(cmd).unwrap_or(status))

@@ -6,7 +6,7 @@ use super::slice::{self, Seen};
 use super::{Command, GrantOn, GrantSet, ObjectWord};
 use crate::error::{Invalid, Management, Result};
 use crate::policy::functions::Access;
-use crate::policy::{Caps, Slice};
+use crate::policy::{AdminScope, Caps, Slice};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
 
@@ -25,6 +25,17 @@ impl P<'_> {
         }
         if self.kw(Keyword::SCHEMA) {
             return self.grant_schema();
+        }
+        if self.kw(Keyword::ADMIN) {
+            // `GRANT ADMIN manage|passthrough TO ROLE r` (spec 007, "Administration scopes").
+            let scope = match &self.p.peek_token_ref().token {
+                Token::Word(w) if w.quote_style.is_none() => AdminScope::parse(&w.value),
+                _ => None,
+            };
+            let Some(scope) = scope else { return self.err("manage or passthrough after GRANT ADMIN") };
+            self.p.next_token();
+            let role = self.role_after(Keyword::TO, "TO")?;
+            return Ok(Command::GrantAdmin { role, scope });
         }
         if let Some(word) = self.object_word() {
             let key = self.virtual_name()?;
@@ -130,6 +141,11 @@ impl P<'_> {
             let role = self.role_after(Keyword::FROM, "FROM")?;
             return Ok(Command::RevokeSchema { catalog, schema, role });
         }
+        if self.kw(Keyword::ADMIN) {
+            // A role holds one scope: REVOKE ADMIN names none.
+            let role = self.role_after(Keyword::FROM, "FROM")?;
+            return Ok(Command::RevokeAdmin { role });
+        }
         if let Some(word) = self.object_word() {
             let key = self.virtual_name()?;
             let role = self.role_after(Keyword::FROM, "FROM")?;
@@ -149,7 +165,7 @@ impl P<'_> {
 
     /// GRANT/REVOKE targets of the surface that are not implemented yet.
     fn refuse_targets<T>(&mut self, verb: &str) -> Result<T> {
-        for (k, w) in [(Keyword::ADMIN, "ADMIN"), (Keyword::FUNCTION, "FUNCTION"), (Keyword::RESOURCE, "RESOURCE GROUP")] {
+        for (k, w) in [(Keyword::FUNCTION, "FUNCTION"), (Keyword::RESOURCE, "RESOURCE GROUP")] {
             if self.p.peek_keyword(k) {
                 return self.unsupported(&format!("{verb} {w}"));
             }

@@ -18,11 +18,12 @@ mod parse;
 mod references;
 mod roles;
 mod schemas;
+pub mod scope;
 mod slice;
 pub mod sources;
 pub mod validate;
 
-use crate::policy::{Caps, Column, Declared, ObjKey, PhysName, Reference, Slice, Unmapped};
+use crate::policy::{AdminScope, Caps, Column, Declared, ObjKey, PhysName, Reference, Slice, Unmapped};
 use std::collections::{BTreeMap, BTreeSet};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::keywords::Keyword;
@@ -235,6 +236,16 @@ pub enum Command {
         schema: String,
         role: String,
     },
+    /// `GRANT ADMIN manage|passthrough TO ROLE r`: the role's scope over the whole policy; a
+    /// second GRANT ADMIN replaces the first.
+    GrantAdmin {
+        role: String,
+        scope: AdminScope,
+    },
+    /// `REVOKE ADMIN FROM ROLE r`.
+    RevokeAdmin {
+        role: String,
+    },
 }
 
 /// What `ALTER VIRTUAL TABLE … SET` changes.
@@ -294,7 +305,7 @@ pub enum CommentOn {
 /// Does this statement start like a management statement (CREATE [OR REPLACE] VIRTUAL|ROLE|ISSUER,
 /// DROP VIRTUAL|ROLE|ISSUER|MAP, ALTER VIRTUAL|ROLE|ISSUER|GRANT, ADD TABLE|VIEW|SCALAR, COMMENT ON
 /// VIRTUAL, GRANT, REVOKE, MAP|UNMAP CLAIM|GROUP)? Only routes the text; `parse` does the real
-/// checking, so e.g. `GRANT ADMIN …` is routed here and then refused as not supported.
+/// checking.
 pub fn is_management(sql: &str) -> bool {
     let dialect = DuckDbDialect {};
     let tokens = match Tokenizer::new(&dialect, sql).tokenize() {
@@ -379,7 +390,8 @@ mod tests {
             "drop role r",
             "GRANT CATALOG c TO ROLE r",
             "revoke catalog c from role r",
-            "GRANT ADMIN manage TO ROLE r", // routed here, refused by parse
+            "GRANT ADMIN manage TO ROLE r",
+            "REVOKE ADMIN FROM ROLE r",
             "CREATE VIRTUAL VIEW c.v AS SELECT 1",
             "ALTER VIRTUAL CATALOG c SET COMMENT 'x'",
             "ALTER ROLE r SET CLAIMS 'a=b'",

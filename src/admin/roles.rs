@@ -2,6 +2,7 @@
 //! `CLAIMS 'k=v,…'`, and `ALTER ROLE r SET CLAIMS (…) | '…'` (specs/003). Both spellings give the
 //! same map: names lower-case, values as text.
 use super::apply::{create_role, q, role_missing, SKIPPED_EXISTS};
+use crate::policy::AdminScope;
 use super::parse::P;
 use super::{Command, CreateMode};
 use crate::error::{Duplicate, Result};
@@ -91,4 +92,26 @@ pub(super) fn alter_role_claims(p: &mut Policy, name: &str, claims: &BTreeMap<St
     let r = p.roles.get_mut(name).ok_or_else(|| role_missing(name))?;
     r.claims = claims.clone();
     Ok(format!("ALTER ROLE {} SET CLAIMS", q(name)))
+}
+
+/// `GRANT ADMIN manage|passthrough TO ROLE r`: the statement states the role's whole scope, so a
+/// second one replaces the first (passthrough after manage widens, manage after passthrough
+/// narrows), as a second GRANT CATALOG does.
+pub(super) fn grant_admin(p: &mut Policy, role: &str, scope: AdminScope) -> Result<String> {
+    let status = format!("GRANT ADMIN {} TO ROLE {}", scope.name(), q(role));
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    Ok(match r.admin.replace(scope) {
+        Some(_) => status + " (replaced)",
+        None => status,
+    })
+}
+
+/// `REVOKE ADMIN FROM ROLE r`.
+pub(super) fn revoke_admin(p: &mut Policy, role: &str) -> Result<String> {
+    let status = format!("REVOKE ADMIN FROM ROLE {}", q(role));
+    let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
+    Ok(match r.admin.take() {
+        Some(_) => status,
+        None => status + " (nothing to revoke)",
+    })
 }

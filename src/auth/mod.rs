@@ -46,6 +46,17 @@ pub fn principal_from_token(
     verify(policy, token, now_unix, skew_secs, None).map(|v| v.principal)
 }
 
+/// The roles `token` maps to under `policy`: its role claim read through the issuer `policy`
+/// holds now (empty when that issuer is gone or nothing maps). It judges no signature and no
+/// time: only for a token verified before, to see what a management batch of its own did to the
+/// roles it maps to (`admin::scope::check_gains`).
+pub fn roles_under(policy: &Policy, token: &str) -> Vec<String> {
+    let Ok(claims) = jsonwebtoken::dangerous::insecure_decode_claims::<Value>(token) else { return Vec::new() };
+    let Some(iss) = claims.get("iss").and_then(Value::as_str) else { return Vec::new() };
+    let Some(issuer) = policy.issuers.get(iss) else { return Vec::new() };
+    roles_of(policy, iss, issuer, &claims).unwrap_or_default()
+}
+
 /// What a verification gives: the principal, the token's `exp` (for the cache, kept statements
 /// and views), its issuer and, for keys read from a file, their generation (`KeyFiles`).
 struct Verified {

@@ -5,23 +5,35 @@
 use super::{Output, State};
 use crate::admin::Command;
 use crate::bounded::Bounded;
-use crate::error::{AclError, Result, StatementNotPermitted};
+use crate::admin::scope::{self, Held};
+use crate::authz::Principal;
+use crate::error::{AclError, LacksScope, Result, Scope, StatementNotPermitted};
 use crate::policy::Policy;
+use crate::prefix::Prefix;
 use crate::rewrite::Settings;
 use std::sync::Arc;
 
 
-/// An `ACL ADMIN` batch: each statement is parsed now (syntax errors now, not at execution),
-/// the statements that validate the policy SQL of each are computed against the policy as the
-/// batch's earlier statements leave it (a dry run on a copy), and the whole batch becomes one
-/// `acl_exec` call, which applies it in one transaction. Nothing is checked by the second
-/// check: the gateway's own.
-pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[&str]) -> Result<Output> {
+/// Who runs a management batch: anonymous `ACL ADMIN` (`None`), or a principal after its prefix
+/// (`ACL ROLE "r" ACL …`), as the prefix said and as it was judged when the batch was parsed.
+pub type RunAs<'a> = Option<(&'a Prefix, &'a Principal)>;
+
+/// A management batch: each statement is parsed now (syntax errors now, not at execution),
+/// judged against the runner's scope (spec 007), and the statements that validate the policy SQL
+/// of each are computed against the policy as the batch's earlier statements leave it (a dry run
+/// on a copy); the whole batch becomes one `acl_exec` (anonymous) or `acl_exec_as` (a principal)
+/// call, which judges it again and applies it in one transaction. Nothing is checked by the
+/// second check: management statements are not rewritten SQL.
+pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[&str], who: RunAs<'_>) -> Result<Output> {
     // The policy is applied when acl_exec runs and is not rolled back with a transaction (nor
     // does the policy store join one): refused inside an explicit transaction, here and again
     // when acl_exec runs (a statement prepared before).
     if settings.in_transaction {
         return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
+    }
+    match who {
+        None => anonymous_allowed(state, settings)?,
+        Some((_, principal)) => drop(Held::of_existing(policy, &principal.roles)?),
     }
     let store = state.store();
     let mut sql = Vec::with_capacity(statements.len() + 1);
@@ -40,13 +52,17 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         if !checking {
             continue;
         }
-        sql.extend(crate::admin::validate::checks(dry.as_ref().unwrap_or(policy), &cmd)?);
+        let now = dry.as_ref().unwrap_or(policy);
+        if let Some((_, principal)) = who {
+            scope::check(&Held::of(now, &principal.roles), &principal.label, &cmd)?;
+        }
+        sql.extend(crate::admin::validate::checks(now, &cmd)?);
         if i + 1 < statements.len() {
             let next = dry.get_or_insert_with(|| policy.clone());
             checking = crate::admin::apply(next, &cmd).is_ok();
         }
     }
-    sql.push(admin_call(statements));
+    sql.push(admin_call(statements, who.map(|(prefix, _)| prefix))?);
     Ok(Output {
         sql: sql.join(";\n"),
         statements: sql.len(),
@@ -56,53 +72,114 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         expires: 0,
         reuse: None,
         principal: String::new(),
+        native: false,
     })
 }
 
-/// Management statements run when DuckDB executes the batch (after its validation statements),
-/// through the extension's `acl_exec` table function: one statement as text, several as a list,
-/// all applied in one transaction.
-fn admin_call(statements: &[&str]) -> String {
-    let quoted = |s: &&str| crate::sqltext::literal(s);
-    match statements {
-        [one] => format!("SELECT * FROM acl_exec({})", quoted(one)),
-        // `[…]` is DuckDB's `list_value(…)`, looked up on the search path: a macro of that name
-        // would take the batch. The built-in, qualified, cannot be shadowed.
-        many => format!(
-            "SELECT * FROM acl_exec(\"system\".main.list_value({}))",
-            many.iter().map(quoted).collect::<Vec<_>>().join(", ")
-        ),
-    }
+/// `ACL ROLE "r" ACL NATIVE <sql>`: the statements as written, for a principal holding
+/// passthrough. They are not rewritten and not checked a second time (there is nothing to check
+/// them against), but they hold only under the policy they were judged under (and the token's
+/// `exp`): a prepared copy is refused once the policy changed, passthrough revoked included.
+pub fn native(policy: &Policy, principal: &Principal, statements: &[&str]) -> Result<Output> {
+    scope::check_native(&Held::of_existing(policy, &principal.roles)?, &principal.label)?;
+    Ok(Output {
+        sql: statements.join(";\n"),
+        statements: statements.len(),
+        names: String::new(),
+        checks: vec![None; statements.len()],
+        version: policy.version,
+        expires: 0,
+        reuse: None,
+        principal: String::new(),
+        native: true,
+    })
 }
 
-/// `acl_exec` with one statement (tests and callers of the old form).
+/// Anonymous `ACL ADMIN` (and the gateway's own `acl_exec`): always in memory mode; with a
+/// policy store in use only while `acl_allow_anonymous_admin` is on.
+fn anonymous_allowed(state: &State, settings: &Settings) -> Result<()> {
+    if state.store().is_none() || settings.anonymous_admin {
+        return Ok(());
+    }
+    Err(LacksScope { principal: "anonymous ACL ADMIN".into(), needs: Scope::AnonymousAdmin, statement: "a policy store is in use" }.into())
+}
+
+/// Management statements run when DuckDB executes the batch (after its validation statements),
+/// through the extension's `acl_exec` table function (`acl_exec_as` for a principal, which names
+/// it): one statement as text, several as a list, all applied in one transaction.
+fn admin_call(statements: &[&str], who: Option<&Prefix>) -> Result<String> {
+    let quoted = |s: &&str| crate::sqltext::literal(s);
+    let list = match statements {
+        [one] => quoted(one),
+        // `[…]` is DuckDB's `list_value(…)`, looked up on the search path: a macro of that name
+        // would take the batch. The built-in, qualified, cannot be shadowed.
+        many => format!("\"system\".main.list_value({})", many.iter().map(quoted).collect::<Vec<_>>().join(", ")),
+    };
+    Ok(match who {
+        None => format!("SELECT * FROM acl_exec({list})"),
+        Some(Prefix::Role(role)) => format!("SELECT * FROM acl_exec_as('role', {}, {list})", crate::sqltext::literal(role)),
+        Some(Prefix::Token(jwt)) => format!("SELECT * FROM acl_exec_as('token', {}, {list})", crate::sqltext::literal(jwt)),
+        Some(Prefix::Admin | Prefix::Session(_)) => return Err(AclError::internal("a management batch under this prefix")),
+    })
+}
+
+/// `acl_exec` with one statement, anonymous (tests and callers of the old form).
+#[cfg(test)]
 pub fn execute(state: &State, sql: &str, in_transaction: bool) -> Result<String> {
-    let mut out = execute_all(state, &[sql], in_transaction)?;
+    let mut out = execute_all(state, &[sql], &anonymous(in_transaction), None)?;
     Ok(out.pop().unwrap_or_default())
 }
 
-/// `acl_exec`: the statements of one batch (already split), applied in order to one copy of the
-/// policy; with a store in use the difference is written and committed in one store
-/// transaction first (`store::Store::commit`). The copy is published only after all of it
+/// Settings under which anonymous admin may run whatever the mode (the tests' gateway).
+#[cfg(test)]
+pub fn anonymous(in_transaction: bool) -> Settings {
+    Settings { in_transaction, anonymous_admin: true, ..Settings::default() }
+}
+
+/// `acl_exec`/`acl_exec_as`: the statements of one batch (already split), applied in order to
+/// one copy of the policy; with a store in use the difference is written and committed in one
+/// store transaction first (`store::Store::commit`). The copy is published only after all of it
 /// succeeded (and was committed); any failure leaves the previous policy in force. Returns each
-/// statement's status. `in_transaction`: an explicit transaction is open where it runs (or that
-/// cannot be known), checked when it runs, not when it was bound: a statement prepared outside a
-/// transaction may execute inside one.
-pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], in_transaction: bool) -> Result<Vec<String>> {
-    if in_transaction {
+/// statement's status. `settings` are those of the context it runs in, read when it runs, not
+/// when it was bound: a statement prepared outside a transaction may execute inside one, and a
+/// setting may have changed.
+///
+/// Under a principal (`who`) everything is judged again, against the policy the batch is applied
+/// to: the principal (a token verified again), each command's scope and self-grant as the batch
+/// evolves, and, after the last, that the principal holds no role it did not hold before.
+pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Settings, who: Option<&Prefix>) -> Result<Vec<String>> {
+    if settings.in_transaction {
         return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
     }
     let cmds = statements.iter().map(|s| state.commands.parse(s.as_ref())).collect::<Result<Vec<_>>>()?;
     let w = state.writer();
     let current = w.current();
+    let runner = match who {
+        None => {
+            anonymous_allowed(state, settings)?;
+            None
+        }
+        Some(prefix) => {
+            let principal = super::principal::of(state, &current, prefix, settings)?.principal;
+            Held::of_existing(&current, &principal.roles)?;
+            Some((prefix, principal))
+        }
+    };
     let store = state.store();
     let mut change = |p: &mut Policy| -> Result<Vec<String>> {
+        let before = runner.as_ref().map(|(prefix, principal)| roles_now(p, prefix, principal));
         let mut out = Vec::with_capacity(cmds.len());
         for cmd in &cmds {
+            if let (Some((_, principal)), Some(before)) = (&runner, &before) {
+                scope::check(&Held::of(p, before), &principal.label, cmd)?;
+            }
             if let Some(store) = &store {
                 crate::store::guard::check_command(store.location(), &store.describe(), cmd)?;
             }
             out.push(crate::admin::apply(p, cmd)?);
+        }
+        if let (Some((prefix, principal)), Some(before)) = (&runner, &before) {
+            scope::check_gains(&principal.label, before, &roles_now(p, prefix, principal))?;
         }
         Ok(out)
     };
@@ -125,6 +202,15 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], in_transactio
             }
             Err(e)
         }
+    }
+}
+
+/// The roles the principal maps to under `p`: the prefix's role, or what the token's role claim
+/// maps to now (the batch may have changed its issuer or mappings).
+fn roles_now(p: &Policy, prefix: &Prefix, principal: &Principal) -> Vec<String> {
+    match prefix {
+        Prefix::Token(jwt) => crate::auth::roles_under(p, jwt),
+        _ => principal.roles.clone(),
     }
 }
 

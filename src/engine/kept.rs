@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn a_batch_holds_for_its_policy_version_only() {
         let batches = BatchCache::default();
-        let output = super::super::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None, principal: String::new(), expires: 0 };
+        let output = super::super::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None, principal: String::new(), expires: 0, native: false };
         batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output, parsed: Default::default() });
         let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
         let tokens = crate::auth::TokenCache::default();

@@ -167,14 +167,12 @@ mod tests {
     #[test]
     fn listings_are_the_stores_rows_and_hold_no_key_material() {
         let s = State::new();
-        super::super::admin::execute_all(
-            &s,
+        super::super::admin::execute_all(&s,
             &[
                 "CREATE ROLE r",
                 "CREATE ISSUER 'https://idp' KEYS 'hmac:a-shared-secret-of-at-least-32-bytes!' ROLE CLAIM 'groups'",
-            ],
-            false,
-        )
+                "GRANT ADMIN manage TO ROLE r",
+            ], &super::super::admin::anonymous(false), None)
         .unwrap();
         let find = |n: &str| LISTINGS.iter().find(|l| l.name == n).unwrap();
         assert_eq!((find("acl_roles").rows)(&s), vec![vec![Some("r".to_string())]]);
@@ -190,7 +188,7 @@ mod tests {
                 assert_eq!(row.len(), l.columns.len(), "{}", l.name);
             }
         }
-        assert!((find("acl_admins").rows)(&s).is_empty());
+        assert_eq!((find("acl_admins").rows)(&s), vec![vec![Some("r".to_string()), Some("manage".to_string())]]);
         let status = (find("acl_status").rows)(&s);
         assert_eq!(status[0][0].as_deref(), Some("memory"));
     }

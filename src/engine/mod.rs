@@ -34,7 +34,7 @@ pub use state::{live_states, HostDb, State, Writer};
 
 use crate::error::{AclError, Result};
 use crate::policy::Policy;
-use crate::prefix::{self, Batch, Prefix, Token};
+use crate::prefix::{self, Batch, Mode, Prefix, Token};
 use crate::rewrite::{self, Allowed, Settings};
 use std::sync::Arc;
 
@@ -93,6 +93,9 @@ pub struct Rewritten {
     pub expires: i64,
     /// Who owns a transaction the batch begins (`owner`); empty for `ACL ADMIN`.
     pub principal: String,
+    /// `ACL NATIVE`: the statements are unchecked (`checks` all `None`) but hold only under the
+    /// policy version (and `expires`) they were judged under.
+    pub native: bool,
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it once the shim
     /// has parsed and checked it.
     pub kept: Option<Arc<BatchEntry>>,
@@ -156,9 +159,19 @@ fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings, toke
 /// rules.
 pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<'_>, tokenize: &dyn Tokenize) -> Result<Output> {
     if let Prefix::Admin = batch.prefix {
-        return admin::batch(state, policy, settings, &batch.statements);
+        return admin::batch(state, policy, settings, &batch.statements, None);
     }
     let who = principal::of(state, policy, &batch.prefix, settings)?;
+    match batch.mode {
+        Mode::Sql => {}
+        Mode::Management => return admin::batch(state, policy, settings, &batch.statements, Some((&batch.prefix, &who.principal))),
+        Mode::Native => {
+            let mut out = admin::native(policy, &who.principal, &batch.statements)?;
+            out.expires = expires(who.exp);
+            out.principal = owner(&batch.prefix);
+            return Ok(out);
+        }
+    }
     let host = Host(tokenize);
     let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, settings, &host)?;
     Ok(Output {
@@ -167,11 +180,17 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<
         names: done.names,
         checks: done.checks,
         version: policy.version,
-        // 0 means "no limit": a token that expired at the epoch still expires.
-        expires: who.exp.map_or(0, |exp| if exp == 0 { -1 } else { exp }),
+        expires: expires(who.exp),
         reuse: Some(Reuse { token: who.token, who: rewrite::who(&who.principal) }),
         principal: owner(&batch.prefix),
+        native: false,
     })
+}
+
+/// `Output::expires` of a batch decided under a token's `exp`: 0 means "no limit", so a token
+/// that expired at the epoch still expires.
+fn expires(exp: Option<i64>) -> i64 {
+    exp.map_or(0, |exp| if exp == 0 { -1 } else { exp })
 }
 
 /// Keeps a principal's batch in the batch cache (management batches are never kept).
@@ -190,6 +209,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
                 expires: out.expires,
                 reuse: None,
                 principal: out.principal.clone(),
+                native: out.native,
             },
             parsed: Default::default(),
         };
@@ -203,6 +223,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
         version: out.version,
         expires: out.expires,
         principal: out.principal,
+        native: out.native,
         kept,
     }
 }
@@ -219,6 +240,7 @@ impl Rewritten {
             version: o.version,
             expires: o.expires,
             principal: o.principal.clone(),
+            native: o.native,
             kept: Some(entry),
         }
     }
@@ -290,6 +312,8 @@ pub struct Output {
     pub reuse: Option<Reuse>,
     /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
     pub principal: String,
+    /// `ACL NATIVE`: unchecked statements that still carry the policy version (`Rewritten::native`).
+    pub native: bool,
 }
 
 /// How a rewritten batch may be reused (see `BatchCache`).
@@ -305,3 +329,5 @@ mod tests;
 mod txn_tests;
 #[cfg(test)]
 mod source_tests;
+#[cfg(test)]
+mod scope_tests;

@@ -36,7 +36,11 @@ pub struct Shape<'q> {
 impl<'q> Shape<'q> {
     /// The shape of a one-statement principal batch with at least one plain numeric literal.
     pub fn of(query: &'q str, tokens: &[Token], batch: &Batch<'_>) -> Option<Shape<'q>> {
-        if !matches!(batch.prefix, Prefix::Role(_) | Prefix::Token(_)) || batch.statements.len() != 1 {
+        // Management and native batches are never reused: each is judged (and run) afresh.
+        if !matches!(batch.prefix, Prefix::Role(_) | Prefix::Token(_))
+            || batch.mode != crate::prefix::Mode::Sql
+            || batch.statements.len() != 1
+        {
             return None;
         }
         if query.contains(HOLE) || query.len() > super::kept::MAX_BATCH_BYTES {
@@ -170,6 +174,7 @@ impl ShapeCache {
             expires: entry.expires,
             reuse: Some(Reuse { token: entry.token.clone(), who: entry.who.clone() }),
             principal: entry.principal.clone(),
+            native: false,
         })
     }
 

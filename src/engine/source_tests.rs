@@ -11,7 +11,7 @@ fn state() -> State {
 
 fn batch_sql(s: &State, batch: &str) -> String {
     let toks = |q: &str| -> Result<Vec<Token>> { Ok(prefix::test_tokens(q)) };
-    match rewrite(s, batch, &Default::default(), &toks) {
+    match rewrite(s, batch, &admin::anonymous(false), &toks) {
         Outcome::Rewritten(r) => r.sql,
         other => panic!("{batch}: {other:?}"),
     }
@@ -47,11 +47,11 @@ fn a_batch_is_one_call_validated_against_the_policy_as_it_evolves() {
 fn a_failing_statement_leaves_the_whole_batch_unapplied() {
     let s = state();
     let before = s.policy();
-    let e = admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c", "CREATE ROLE a", "GRANT CATALOG nope TO ROLE a"], false);
+    let e = admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c", "CREATE ROLE a", "GRANT CATALOG nope TO ROLE a"], &admin::anonymous(false), None);
     assert!(matches!(e, Err(AclError::Invalid(Invalid::Missing { .. }))), "{e:?}");
     assert_eq!(s.policy().version, before.version);
     assert!(s.policy().roles.is_empty() && s.policy().catalogs.is_empty());
-    let out = admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c", "CREATE ROLE a"], false).unwrap();
+    let out = admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c", "CREATE ROLE a"], &admin::anonymous(false), None).unwrap();
     assert_eq!(out, vec!["CREATE VIRTUAL CATALOG c", "CREATE ROLE a"]);
     assert!(s.policy().version > before.version);
 }
@@ -59,7 +59,7 @@ fn a_failing_statement_leaves_the_whole_batch_unapplied() {
 #[test]
 fn a_store_in_use_takes_every_batch_before_it_is_published() {
     let s = state();
-    admin::execute_all(&s, &["CREATE VIRTUAL CATALOG dev", "CREATE ROLE r"], false).unwrap();
+    admin::execute_all(&s, &["CREATE VIRTUAL CATALOG dev", "CREATE ROLE r"], &admin::anonymous(false), None).unwrap();
     let fake = Arc::new(Fake::default());
     // No store there and no init: refused, memory mode goes on.
     assert!(matches!(source::use_store(&s, store(&fake), false, false), Err(AclError::Store(StoreError::Missing { .. }))));
@@ -69,14 +69,14 @@ fn a_store_in_use_takes_every_batch_before_it_is_published() {
     assert_eq!(fake.rows("roles"), vec![vec![Some("r".into())]], "the memory policy was written");
     assert_eq!(s.store_status().policy_version, 1);
 
-    admin::execute_all(&s, &["CREATE ROLE s", "GRANT CATALOG dev TO ROLE s"], false).unwrap();
+    admin::execute_all(&s, &["CREATE ROLE s", "GRANT CATALOG dev TO ROLE s"], &admin::anonymous(false), None).unwrap();
     assert_eq!(fake.rows("roles").len(), 2);
     assert_eq!(s.store_status().policy_version, 2);
 
     // The store fails in the middle of the write: nothing published, the store unchanged.
     let (version, tables) = (s.policy().version, fake.data.lock().tables.clone());
     *fake.fail_in.lock() = Some(4);
-    let e = admin::execute_all(&s, &["CREATE ROLE t", "CREATE ROLE u"], false);
+    let e = admin::execute_all(&s, &["CREATE ROLE t", "CREATE ROLE u"], &admin::anonymous(false), None);
     assert!(matches!(e, Err(AclError::Store(StoreError::Failed { .. }))), "{e:?}");
     assert_eq!(s.policy().version, version);
     assert!(!s.policy().roles.contains_key("t"));
@@ -84,7 +84,7 @@ fn a_store_in_use_takes_every_batch_before_it_is_published() {
 
     // The store goes away: management fails, typed; the snapshot stays; status says so.
     *fake.gone.lock() = true;
-    let e = admin::execute_all(&s, &["CREATE ROLE t"], false).unwrap_err();
+    let e = admin::execute_all(&s, &["CREATE ROLE t"], &admin::anonymous(false), None).unwrap_err();
     assert!(matches!(e, AclError::Store(StoreError::Unavailable { .. })));
     assert!(e.to_string().starts_with("acl: policy store unavailable"), "{e}");
     assert!(s.policy().roles.contains_key("s"));
@@ -109,7 +109,7 @@ fn a_direct_edit_is_read_by_the_next_batch_and_by_reload() {
     let s = state();
     let fake = Arc::new(Fake::default());
     source::use_store(&s, store(&fake), true, false).unwrap();
-    admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c"], false).unwrap();
+    admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c"], &admin::anonymous(false), None).unwrap();
     // An operator adds a role with SQL and moves the version on.
     let edit = |role: &str, version: &str| {
         fake.edit(|d| {
@@ -122,7 +122,7 @@ fn a_direct_edit_is_read_by_the_next_batch_and_by_reload() {
     let status: std::collections::BTreeMap<_, _> = source::status(&s).into_iter().collect();
     assert_eq!(status["store_changed_since_load"].as_deref(), Some("true"));
     // The next batch is applied to the store's policy, not the node's stale copy.
-    admin::execute_all(&s, &["GRANT CATALOG c TO ROLE edited"], false).unwrap();
+    admin::execute_all(&s, &["GRANT CATALOG c TO ROLE edited"], &admin::anonymous(false), None).unwrap();
     assert!(s.policy().roles["edited"].catalog_grants.contains_key("c"));
     assert_eq!(s.store_status().policy_version, 10);
     edit("second", "20");
@@ -138,14 +138,14 @@ fn a_batch_naming_the_stores_tables_is_refused_when_parsed_and_when_run() {
     let s = state();
     let fake = Arc::new(Fake::default());
     source::use_store(&s, store(&fake), true, false).unwrap();
-    admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c"], false).unwrap();
+    admin::execute_all(&s, &["CREATE VIRTUAL CATALOG c"], &admin::anonymous(false), None).unwrap();
     let toks = |q: &str| -> Result<Vec<Token>> { Ok(prefix::test_tokens(q)) };
     let bad = "CREATE VIRTUAL TABLE c.t AS fake.acl.roles";
-    match rewrite(&s, &format!("ACL ADMIN {bad}"), &Default::default(), &toks) {
+    match rewrite(&s, &format!("ACL ADMIN {bad}"), &admin::anonymous(false), &toks) {
         Outcome::Refused(AclError::Invalid(Invalid::StoreSource { .. })) => {}
         other => panic!("{other:?}"),
     }
-    let e = admin::execute_all(&s, &[bad], false);
+    let e = admin::execute_all(&s, &[bad], &admin::anonymous(false), None);
     assert!(matches!(e, Err(AclError::Invalid(Invalid::StoreSource { .. }))), "{e:?}");
 }
 

@@ -8,9 +8,11 @@ use thiserror::Error;
 
 mod management;
 mod refusal;
+mod scope;
 mod store;
 
 pub use management::{Duplicate, Invalid, KeyProblem, Management, Noun, Syntax};
+pub use scope::{LacksScope, Scope, SelfGrant};
 pub use store::{why as store_why, StoreError};
 pub use refusal::{
     BadCall, FunctionNotPermitted, LacksCapability, MergeForm, NotGranted, On, ReadOnly, SlicedWrite, Stale,
@@ -40,6 +42,12 @@ pub enum AclError {
     StatementNotPermitted(#[from] StatementNotPermitted),
     #[error("acl: {0}")]
     TypeNotPermitted(#[from] TypeNotPermitted),
+    /// A management statement its runner's administration scope does not cover (spec 007).
+    #[error("acl: {0}")]
+    LacksScope(#[from] LacksScope),
+    /// A principal's management statement that would widen its own access.
+    #[error("acl: {0}")]
+    SelfGrant(#[from] SelfGrant),
     /// `ACL TOKEN`: the token did not verify or maps to no role. The reason is fixed text: no
     /// message carries the token or a claim from it.
     #[error("acl: token rejected: {reason}")]
@@ -107,6 +115,8 @@ impl AclError {
             | AclError::BadCall(_)
             | AclError::StatementNotPermitted(_)
             | AclError::TypeNotPermitted(_)
+            | AclError::LacksScope(_)
+            | AclError::SelfGrant(_)
             | AclError::TokenRejected { .. }
             | AclError::ReadOnly(_)
             | AclError::SlicedWrite(_)

@@ -174,3 +174,27 @@ fn syntax_invalid_internal() {
         Class::Internal,
     );
 }
+
+#[test]
+fn administration_scopes() {
+    let lacks = |needs: Scope, statement: &'static str| LacksScope { principal: "role \"ops\"".into(), needs, statement };
+    says(lacks(Scope::CatalogManage("hr".into()), "CREATE VIRTUAL TABLE"), "acl: role \"ops\" lacks manage on hr (CREATE VIRTUAL TABLE)", Class::Refused);
+    says(lacks(Scope::GlobalManage, "GRANT CATALOG"), "acl: role \"ops\" lacks global manage (GRANT CATALOG)", Class::Refused);
+    says(lacks(Scope::Passthrough, "ACL NATIVE"), "acl: role \"ops\" lacks passthrough (ACL NATIVE)", Class::Refused);
+    says(
+        LacksScope { principal: "anonymous ACL ADMIN".into(), needs: Scope::AnonymousAdmin, statement: "a policy store is in use" },
+        "acl: anonymous ACL ADMIN lacks acl_allow_anonymous_admin (a policy store is in use)",
+        Class::Refused,
+    );
+    says(
+        SelfGrant::Role { principal: "role \"ops\"".into(), role: "ops".into() },
+        "acl: role \"ops\" may not change what role \"ops\" is granted: it holds that role",
+        Class::Refused,
+    );
+    says(SelfGrant::AllRoles { principal: "role \"ops\"".into() }, "acl: role \"ops\" may not grant or deny to ALL ROLES: they include its own", Class::Refused);
+    says(
+        SelfGrant::Gains { principal: "token of \"ann\"".into(), role: "hr".into() },
+        "acl: token of \"ann\" would hold role \"hr\" after this batch: no scope grants itself more",
+        Class::Refused,
+    );
+}

@@ -94,8 +94,10 @@ pub struct AclOut {
     pub(super) principal: AclBuf,
 }
 
-/// The caller's settings the shim reads from its context for each batch.
+/// The caller's settings the shim reads from its context for each batch (and for `acl_exec`
+/// when it runs, `acl_shim_context_settings`).
 #[repr(C)]
+#[derive(Default)]
 pub struct AclSettings {
     /// `acl_jwt_clock_skew`, seconds.
     pub(super) clock_skew: u64,
@@ -107,6 +109,8 @@ pub struct AclSettings {
     pub(super) jwks_refresh_interval: u64,
     /// `acl_jwks_max_stale`, seconds.
     pub(super) jwks_max_stale: u64,
+    /// 1 when `acl_allow_anonymous_admin` is on.
+    pub(super) allow_anonymous_admin: u8,
 }
 
 impl AclSettings {
@@ -116,6 +120,7 @@ impl AclSettings {
             max_rewrite_bytes: self.max_rewrite_bytes,
             in_transaction: self.in_transaction != 0,
             key_times: crate::auth::KeyTimes { refresh_secs: self.jwks_refresh_interval, max_stale_secs: self.jwks_max_stale },
+            anonymous_admin: self.allow_anonymous_admin != 0,
             faults: state.faults,
         }
     }

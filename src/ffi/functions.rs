@@ -6,7 +6,10 @@
 use crate::engine::State;
 use libduckdb_sys as sys;
 use super::table_fn::{self, bind_with, drop_box, function_with, Param, TableFn};
+use super::abi::AclSettings;
 use crate::error::AclError;
+use crate::prefix::Prefix;
+use crate::rewrite::Settings;
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -92,7 +95,8 @@ pub(super) unsafe fn emit_rows<'a>(
 struct Action {
     name: &'static str,
     params: &'static [Param],
-    run: fn(&Arc<State>, &[Arg], bool) -> Result<Vec<String>, AclError>,
+    /// With the settings of the context it runs in (`in_transaction` among them).
+    run: fn(&Arc<State>, &[Arg], &Settings) -> Result<Vec<String>, AclError>,
 }
 
 /// A parameter's value, read at bind.
@@ -116,23 +120,46 @@ const ACTIONS: &[Action] = &[
     // becomes. It runs when DuckDB executes the statement, so a prepared-but-unexecuted batch
     // changes nothing; all of a batch applies, in one transaction, or none of it.
     Action { name: "acl_exec", params: &[table_fn::ANY], run: exec },
+    // `acl_exec_as('role'|'token', '<role or token>', <statements>)`: what a principal's `ACL ROLE
+    // "r" ACL …` / `ACL TOKEN '…' ACL …` becomes; the principal is judged again when it runs.
+    Action { name: "acl_exec_as", params: &[Param::VARCHAR, Param::VARCHAR, table_fn::ANY], run: exec_as },
     Action { name: "acl_store_use", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_store },
     Action { name: "acl_store_use_postgres", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_postgres },
-    Action { name: "acl_store_reload", params: &[], run: |state, _, txn| crate::engine::source::reload(state, txn).map(|s| vec![s]) },
+    Action {
+        name: "acl_store_reload",
+        params: &[],
+        run: |state, _, settings| crate::engine::source::reload(state, settings.in_transaction).map(|s| vec![s]),
+    },
 ];
 
-fn exec(state: &Arc<State>, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
-    let statements = match args.first() {
+/// A batch's statements: one as text, several as a list; NULL is nothing to parse, refused as
+/// an empty statement is.
+fn statements(arg: Option<&Arg>) -> Vec<String> {
+    match arg {
         Some(Arg::Text(Some(one))) => vec![one.clone()],
         Some(Arg::List(Some(many))) => many.clone(),
-        // NULL: nothing to parse, refused as an empty statement is.
         _ => vec![String::new()],
+    }
+}
+
+fn exec(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
+    crate::engine::admin::execute_all(state, &statements(args.first()), settings, None)
+}
+
+fn exec_as(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
+    let who = args.get(1).and_then(Arg::text).unwrap_or_default().to_string();
+    let prefix = match args.first().and_then(Arg::text) {
+        Some("role") => Prefix::Role(who),
+        Some("token") => Prefix::Token(who),
+        // Nothing else is written by the batch (engine::admin): refused, never anonymous.
+        _ => return Err(AclError::internal("acl_exec_as names no principal")),
     };
-    crate::engine::admin::execute_all(state, &statements, in_transaction)
+    crate::engine::admin::execute_all(state, &statements(args.get(2)), settings, Some(&prefix))
 }
 
 /// `acl_use_db(db, schema := 'acl', init := false)`.
-fn use_store(state: &Arc<State>, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
+fn use_store(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
+    let in_transaction = settings.in_transaction;
     let catalog = args.first().and_then(Arg::text).unwrap_or_default();
     let schema = args.get(1).and_then(Arg::text).unwrap_or("acl");
     let init = matches!(args.get(2), Some(Arg::Bool(Some(true))));
@@ -147,7 +174,8 @@ fn use_store(state: &Arc<State>, args: &[Arg], in_transaction: bool) -> Result<V
 /// `acl_use_postgres('<libpq connection string>', schema := 'acl', init := false)`: the store in a
 /// PostgreSQL database that several nodes share; once it is in use, a background thread of the
 /// instance applies the other nodes' batches (`engine::watch`).
-fn use_postgres(state: &Arc<State>, args: &[Arg], in_transaction: bool) -> Result<Vec<String>, AclError> {
+fn use_postgres(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
+    let in_transaction = settings.in_transaction;
     let connection = args.first().and_then(Arg::text).unwrap_or_default();
     let schema = args.get(1).and_then(Arg::text).unwrap_or("acl");
     let init = matches!(args.get(2), Some(Arg::Bool(Some(true))));
@@ -206,6 +234,24 @@ extern "C" {
     /// cpp/txn.cpp: is an explicit transaction open in this `duckdb_client_context`? True (refuse)
     /// for a null context or on a failure.
     fn acl_shim_explicit_transaction(context: sys::duckdb_client_context) -> bool;
+    /// cpp/shim.cpp: the settings of this `duckdb_client_context` into `out`; false (nothing
+    /// written) for a null context or on a failure.
+    fn acl_shim_context_settings(context: sys::duckdb_client_context, out: *mut AclSettings) -> bool;
+}
+
+/// The settings of the context an action runs in. Without them: the defaults, anonymous admin
+/// off, and an explicit transaction assumed (fail closed: management is refused).
+///
+/// # Safety
+/// `context` is null or a live client context wrapper.
+unsafe fn context_settings(state: &State, context: sys::duckdb_client_context) -> Settings {
+    let mut raw = AclSettings::default();
+    // SAFETY: the function's contract; `raw` is writable.
+    let read = !context.is_null() && unsafe { acl_shim_context_settings(context, &mut raw) };
+    let mut settings = if read { raw.read(state) } else { Settings { faults: state.faults, ..Settings::default() } };
+    // SAFETY: as above.
+    settings.in_transaction = !read || unsafe { acl_shim_explicit_transaction(context) };
+    settings
 }
 
 /// # Safety
@@ -261,8 +307,8 @@ unsafe extern "C" fn action_function(info: sys::duckdb_function_info, output: sy
                 let extra = &*(sys::duckdb_function_get_extra_info(info) as *const ActionInfo);
                 let bound = &*(sys::duckdb_function_get_bind_data(info) as *const Bound);
                 // No context: an explicit transaction cannot be ruled out (fail closed).
-                let in_transaction = bound.context.is_null() || acl_shim_explicit_transaction(bound.context);
-                let statuses = (extra.action.run)(&extra.state, &bound.args, in_transaction).map_err(|e| e.to_string())?;
+                let settings = context_settings(&extra.state, bound.context);
+                let statuses = (extra.action.run)(&extra.state, &bound.args, &settings).map_err(|e| e.to_string())?;
                 ran.statuses = Some(statuses);
             }
             let ran = &*ran;

@@ -26,6 +26,8 @@ pub struct Checks {
     statements: Vec<Option<Arc<rewrite::Allowed>>>,
     /// Test-only fault: accept everything.
     off: bool,
+    /// `ACL NATIVE`: its unchecked statements are versioned all the same.
+    native: bool,
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it (`acl_rs_parsed_*`).
     entry: Option<Arc<engine::BatchEntry>>,
     /// The instance's built-ins: a bare call in DuckDB's parse must be one (`defence::check`).
@@ -162,7 +164,13 @@ fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> AclStatus {
             out.version = r.version;
             out.expires = r.expires;
             out.principal = AclBuf::from(r.principal);
-            let checks = Checks { statements: r.checks, off: state.faults.no_defence, entry: r.kept, host: state.host_functions() };
+            let checks = Checks {
+                statements: r.checks,
+                off: state.faults.no_defence,
+                native: r.native,
+                entry: r.kept,
+                host: state.host_functions(),
+            };
             out.check = Box::into_raw(Box::new(checks));
             AclStatus::Rewritten
         }
@@ -344,7 +352,12 @@ pub unsafe extern "C" fn acl_rs_versioned(check: *const Checks, index: usize) ->
     }
     // SAFETY: as in `acl_rs_defence_on`.
     let checks = unsafe { &*check };
-    matches!(checks.statements.get(index), Some(Some(a)) if a.versioned)
+    match checks.statements.get(index) {
+        Some(Some(a)) => a.versioned,
+        // Management statements apply when they run, judged then; native ones were judged now.
+        Some(None) => checks.native,
+        None => false,
+    }
 }
 
 /// `acl_version_check_interval` was set (or reset, or read at load): milliseconds between the

@@ -200,6 +200,37 @@ pub struct Role {
     pub schema_grants: BTreeMap<(String, String), Caps>,
     /// Default claims (`CREATE ROLE r CLAIMS (k = 'v')`), lower-case keys.
     pub claims: BTreeMap<String, String>,
+    /// `GRANT ADMIN manage|passthrough TO ROLE r`: the role's administration scope over the whole
+    /// policy (spec 007, "Administration scopes"); a catalog's `manage` is a capability of its
+    /// catalog grant instead.
+    pub admin: Option<AdminScope>,
+}
+
+/// A role's administration scope (`GRANT ADMIN …`). `Passthrough` holds everything `Manage`
+/// does, and GRANT/REVOKE ADMIN and `ACL NATIVE` besides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AdminScope {
+    /// Global manage: every management statement except GRANT/REVOKE ADMIN.
+    Manage,
+    /// Everything, `ACL NATIVE <sql>` included.
+    Passthrough,
+}
+
+impl AdminScope {
+    pub const ALL: [AdminScope; 2] = [AdminScope::Manage, AdminScope::Passthrough];
+
+    /// The word of `GRANT ADMIN <word>` and of the store's `admins.scope`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AdminScope::Manage => "manage",
+            AdminScope::Passthrough => "passthrough",
+        }
+    }
+
+    /// `name`'s inverse, case-insensitive.
+    pub fn parse(word: &str) -> Option<AdminScope> {
+        AdminScope::ALL.into_iter().find(|s| s.name().eq_ignore_ascii_case(word))
+    }
 }
 
 /// A registered token issuer (`CREATE ISSUER`), as data; `auth` verifies against it.

@@ -128,6 +128,9 @@ pub struct Settings {
     pub in_transaction: bool,
     /// `acl_jwks_refresh_interval` and `acl_jwks_max_stale`: how keys read from a file are kept.
     pub key_times: crate::auth::KeyTimes,
+    /// `acl_allow_anonymous_admin` (GLOBAL): while a policy store is in use, anonymous `ACL
+    /// ADMIN` (and the gateway's own `acl_exec`) may change the policy only while it is on.
+    pub anonymous_admin: bool,
     /// Test-only faults (always off in a release build).
     pub faults: crate::faults::Faults,
 }
@@ -144,6 +147,7 @@ impl Default for Settings {
             max_rewrite_bytes: DEFAULT_MAX_REWRITE_BYTES,
             in_transaction: false,
             key_times: crate::auth::KeyTimes { refresh_secs: crate::auth::DEFAULT_REFRESH_SECS, max_stale_secs: crate::auth::DEFAULT_MAX_STALE_SECS },
+            anonymous_admin: false,
             faults: Default::default(),
         }
     }

@@ -158,7 +158,9 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
         | Command::UnmapClaim { .. }
         | Command::DropSchema { .. }
         | Command::GrantSchema { .. }
-        | Command::RevokeSchema { .. } => Ok(()),
+        | Command::RevokeSchema { .. }
+        | Command::GrantAdmin { .. }
+        | Command::RevokeAdmin { .. } => Ok(()),
     }
 }
 

@@ -215,13 +215,14 @@ pub const VIRTUAL_FUNCTIONS: Table = Table {
     about: "virtual scalars and table functions: parameters (JSON), the checked body",
 };
 
-/// Admin scopes (`GRANT ADMIN …`, a later issue): created now so that adding them needs no new
-/// schema version; this build writes no row there and reads none.
+/// Admin scopes (`GRANT ADMIN manage|passthrough TO ROLE r`): one row per role that holds one.
+/// The table was created with schema version 1 before it was written, so it needs none new; its
+/// key is the role (a role holds one scope: `load` refuses a second row).
 pub const ADMINS: Table = Table {
     name: "admins",
     columns: &[("role", Text), ("scope", Text)],
-    key: 2,
-    about: "administration scopes (reserved: not written by this build)",
+    key: 1,
+    about: "GRANT ADMIN: a role's administration scope, 'manage' or 'passthrough'",
 };
 
 /// Every policy table, in the order `rows` returns them (and deletes/inserts run).

@@ -11,7 +11,7 @@ use crate::policy::functions::{
     Access, Class, FnBody, FnCategory, FnKey, FnKind, FnName, FnTarget, FunctionPolicy, HostFunctions, VirtualFunction,
 };
 use crate::policy::{
-    Cardinality, Caps, Catalog, CatalogGrant, Column, Declared, Issuer, ObjKey, ObjectGrant, PhysName, Policy, Reference,
+    AdminScope, Cardinality, Caps, Catalog, CatalogGrant, Column, Declared, Issuer, ObjKey, ObjectGrant, PhysName, Policy, Reference,
     Relation, RelationKind, Role, Slice, Unmapped, VirtualSchema,
 };
 use sqlparser::dialect::DuckDbDialect;
@@ -268,6 +268,20 @@ fn roles<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Read
         let grants = &mut p.roles.get_mut(name).expect("checked").schema_grants;
         if grants.insert((catalog.clone(), schema.clone()), caps).is_some() {
             return Err(rd.bad(format!("two records for role {name} on {catalog}.{schema}")));
+        }
+    }
+    let rd = r(&layout::ADMINS);
+    for row in tables.of(&layout::ADMINS) {
+        let name = rd.text(row, 0)?;
+        role(p, &rd, name)?;
+        let word = rd.text(row, 1)?;
+        // Exactly the words `rows` writes: a scope it cannot read is not guessed at.
+        let scope = AdminScope::ALL
+            .into_iter()
+            .find(|s| s.name() == word)
+            .ok_or_else(|| rd.bad(format!("unknown administration scope {word:?}")))?;
+        if p.roles.get_mut(name).expect("checked").admin.replace(scope).is_some() {
+            return Err(rd.bad(format!("two records for role {name}")));
         }
     }
     Ok(())

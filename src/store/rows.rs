@@ -179,8 +179,11 @@ pub fn rows(policy: &Policy) -> Tables {
         }
     }
     for (name, role) in roles {
-        let Role { catalog_grants, object_grants, schema_grants, claims } = role;
+        let Role { catalog_grants, object_grants, schema_grants, claims, admin } = role;
         out.push(&layout::ROLES, vec![t(name)]);
+        if let Some(scope) = admin {
+            out.push(&layout::ADMINS, vec![t(name), t(scope.name())]);
+        }
         for (claim, value) in claims {
             out.push(&layout::ROLE_CLAIMS, vec![t(name), t(claim), t(value)]);
         }

@@ -34,6 +34,8 @@ ROUNDS = int(os.environ.get("ACL_CRASH_ROUNDS", "6"))
 def connect(path=":memory:"):
     con = duckdb.connect(path, config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{harness.EXT}'")
+    # the gateway administers anonymously once the store is in use (spec 007)
+    con.execute("SET GLOBAL acl_allow_anonymous_admin = true")
     return con
 
 
@@ -52,6 +54,7 @@ import sys, duckdb
 ext, d = sys.argv[1], sys.argv[2]
 con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
 con.execute(f"LOAD '{ext}'")
+con.execute("SET GLOBAL acl_allow_anonymous_admin = true")
 """
 
 # ---- restart in a new process -------------------------------------------------------------------
