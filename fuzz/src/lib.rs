@@ -207,7 +207,7 @@ fn range_of(outer: &str, inner: &str) -> (usize, usize) {
 /// may be lost and no `;` may end up inside a statement).
 pub fn check_split(q: &str, tokens: &[Token], exact: bool) {
     let result = acl::prefix::split(q, tokens);
-    let Ok(Some(Batch { prefix, statements })) = result else { return };
+    let Ok(Some(Batch { prefix, statements, .. })) = result else { return };
     assert!(!statements.is_empty(), "a batch with no statements was accepted");
     // The prefix is the first real token, `ACL`.
     let first = tokens.iter().position(|t| t.kind != TokenKind::Comment).expect("a first token");
