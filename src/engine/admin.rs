@@ -43,7 +43,10 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     let mut checking = true;
     for (i, s) in statements.iter().enumerate() {
         if !crate::admin::is_management(s) {
-            return Err(AclError::from(StatementNotPermitted::AdminTakesManagementOnly));
+            return Err(AclError::from(match who {
+                None => StatementNotPermitted::AdminTakesManagementOnly,
+                Some(_) => StatementNotPermitted::PrincipalTakesManagementOnly,
+            }));
         }
         let cmd = state.commands.parse(s)?;
         if let Some(store) = &store {

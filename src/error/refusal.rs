@@ -115,6 +115,9 @@ pub enum StatementNotPermitted {
     SelectInto,
     #[error("ACL ADMIN takes only management statements")]
     AdminTakesManagementOnly,
+    /// `ACL ROLE "r" ACL <not management>`.
+    #[error("ACL after a prefix takes only management statements (or NATIVE <sql>)")]
+    PrincipalTakesManagementOnly,
     /// The policy is applied outside any transaction and is not rolled back with one.
     #[error("management statements run in their own transaction; COMMIT or ROLLBACK first")]
     ManagementInTransaction,

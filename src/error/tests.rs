@@ -197,4 +197,9 @@ fn administration_scopes() {
         "acl: token of \"ann\" would hold role \"hr\" after this batch: no scope grants itself more",
         Class::Refused,
     );
+    says(
+        StatementNotPermitted::PrincipalTakesManagementOnly,
+        "acl: ACL after a prefix takes only management statements (or NATIVE <sql>)",
+        Class::Refused,
+    );
 }
