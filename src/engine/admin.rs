@@ -1,18 +1,18 @@
-//! Management statements (`ACL ADMIN`, spec 001 "Management"): checked when the batch is
-//! parsed, applied when DuckDB executes the `acl_exec` call each one becomes. Each text is parsed
-//! once (`Commands`): DuckDB may run a prepared management statement again later, and the batch
-//! and its `acl_exec` parse the same text.
+//! Management statements (`ACL ADMIN`, and a principal's `ACL ROLE "r" ACL …`; spec 001
+//! "Management", spec 007 "Administration scopes"): checked when the batch is parsed, applied
+//! when DuckDB executes the `acl_exec`/`acl_exec_as` call the batch becomes, and judged again
+//! then. Each text is parsed once (`Commands`): DuckDB may run a prepared management statement
+//! again later, and the batch and its `acl_exec` parse the same text.
 use super::{Output, State};
-use crate::admin::Command;
-use crate::bounded::Bounded;
 use crate::admin::scope::{self, Held};
+use crate::admin::Command;
 use crate::authz::Principal;
+use crate::bounded::Bounded;
 use crate::error::{AclError, LacksScope, Result, Scope, StatementNotPermitted};
 use crate::policy::Policy;
 use crate::prefix::Prefix;
 use crate::rewrite::Settings;
 use std::sync::Arc;
-
 
 /// Who runs a management batch: anonymous `ACL ADMIN` (`None`), or a principal after its prefix
 /// (`ACL ROLE "r" ACL …`), as the prefix said and as it was judged when the batch was parsed.
