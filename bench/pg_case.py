@@ -55,6 +55,7 @@ def postgres_case(ext, connect, setup, side_by_side, report, revokes=50, rounds=
             setup(c)
             c.execute("CREATE TABLE t AS SELECT range AS id FROM range(100)")
         a.execute(f"SELECT acl_use_postgres('{ci}', 'acl', true)")
+        a.execute("SET GLOBAL acl_allow_anonymous_admin = true")  # anonymous admin with a store (spec 007)
         b = subprocess.Popen([sys.executable, "-c", NODE_B, ext, ci], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
         assert b.stdout.readline().strip() == "ready"

@@ -91,7 +91,8 @@ struct AclToken {
 /// throws it once `acl_rs_rewrite` returns). Must not unwind.
 using AclTokenize = bool(*)(void *ctx, const char *query, size_t len, const AclToken **tokens, size_t *n_tokens);
 
-/// The caller's settings the shim reads from its context for each batch.
+/// The caller's settings the shim reads from its context for each batch (and for `acl_exec`
+/// when it runs, `acl_shim_context_settings`).
 struct AclSettings {
     /// `acl_jwt_clock_skew`, seconds.
     uint64_t clock_skew;
@@ -103,6 +104,8 @@ struct AclSettings {
     uint64_t jwks_refresh_interval;
     /// `acl_jwks_max_stale`, seconds.
     uint64_t jwks_max_stale;
+    /// 1 when `acl_allow_anonymous_admin` is on.
+    uint8_t allow_anonymous_admin;
 };
 
 /// A string Rust allocated and hands the shim; freed with the `AclOut` that holds it.
@@ -300,6 +303,10 @@ bool acl_rs_register(const AclState *state, duckdb_extension_info info, const du
 /// cpp/txn.cpp: is an explicit transaction open in this `duckdb_client_context`? True (refuse)
 /// for a null context or on a failure.
 extern bool acl_shim_explicit_transaction(duckdb_client_context context);
+
+/// cpp/shim.cpp: the settings of this `duckdb_client_context` into `out`; false (nothing
+/// written) for a null context or on a failure.
+extern bool acl_shim_context_settings(duckdb_client_context context, AclSettings *out);
 
 /// Parses `sql` with DuckDB's parser and hands `sink` every call in each select item of its
 /// first statement (a SELECT); false when it does not parse. Does not unwind.

@@ -35,7 +35,7 @@ fn state() -> State {
 fn run(s: &State, q: &str, settings: &Settings) -> Result<Output> {
     let toks = prefix::test_tokens(q);
     let b = prefix::split(q, &toks).unwrap().unwrap();
-    batch(s, &s.policy(), settings, &b)
+    batch(s, &s.policy(), settings, &b, &|q: &str| Ok(prefix::test_tokens(q)))
 }
 
 fn off() -> Settings {

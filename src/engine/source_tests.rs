@@ -167,7 +167,7 @@ fn refresh_publishes_only_a_version_that_moved_and_notes_a_store_gone() {
     assert!(!source::refresh(&s).unwrap());
     let fake = Arc::new(Fake::default());
     source::use_store(&s, store(&fake), true, false).unwrap();
-    admin::execute_all(&s, &["CREATE ROLE mine"], false).unwrap();
+    admin::execute_all(&s, &["CREATE ROLE mine"], &admin::anonymous(false), None).unwrap();
     // This node's own batch is not read back as another's.
     let v = s.policy().version;
     let reads = fake.log.lock().len();
