@@ -230,7 +230,7 @@ def a_lost_notice_is_healed_by_the_version_check(ci):
 def every_listing(con):
     names = [r[0] for r in con.execute(
         "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_name LIKE 'acl\\_%' ESCAPE '\\' "
-        "AND function_type = 'table' AND function_name NOT IN ('acl_exec', 'acl_meta', 'acl_view_guard') "
+        "AND function_type = 'table' AND function_name NOT IN ('acl_exec', 'acl_exec_as', 'acl_meta', 'acl_view_guard') "
         "AND function_name NOT LIKE 'acl\\_store\\_%' ESCAPE '\\'").fetchall()]
     assert "acl_status" in names and "acl_roles" in names, names
     text = []
@@ -329,6 +329,35 @@ def _eventually(check, seconds=10):
             return True
         time.sleep(0.02)
     return False
+
+
+# ---- delegated administration across nodes (spec 007) ------------------------------------------------
+
+@test
+def a_principals_management_on_one_node_is_enforced_on_another(ci):
+    a = connect()
+    a.execute(POLICY + "; CREATE ROLE ops; GRANT CATALOG c TO ROLE ops WITH (manage);"
+              " CREATE ROLE root; GRANT ADMIN passthrough TO ROLE root")
+    a.execute(f"SELECT acl_use_postgres({lit(ci)}, 'acl', true)")
+    b = connect()
+    b.execute("SET GLOBAL acl_allow_anonymous_admin = false")
+    b.execute(f"SELECT acl_use_postgres({lit(ci)})")
+    # node B with anonymous admin off: the gateway's ACL ADMIN is refused there, a principal's is not
+    e = error_of(b, "ACL ADMIN CREATE ROLE x")
+    assert "acl: anonymous ACL ADMIN lacks acl_allow_anonymous_admin (a policy store is in use)" in e, e
+    b.execute('ACL ROLE "ops" ACL CREATE OR REPLACE VIRTUAL TABLE c.t AS phys.main.t RLS (id < 3)').fetchall()
+    assert b.execute(PROBE).fetchall() == [(3,)]
+    assert _eventually(lambda: a.execute(PROBE).fetchall() == [(3,)]), "node A never enforced B's batch"
+    e = error_of(b, 'ACL ROLE "ops" ACL GRANT CATALOG c TO ROLE root')
+    assert 'acl: role "ops" lacks global manage (GRANT CATALOG)' in e, e
+    # passthrough on node A takes the catalog from the manager; node B refuses it once it has seen that
+    a.execute('ACL ROLE "root" ACL REVOKE CATALOG c FROM ROLE ops').fetchall()
+    assert _eventually(lambda: not b.execute("SELECT * FROM acl_grants() WHERE role = 'ops'").fetchall())
+    e = error_of(b, "ACL ROLE \"ops\" ACL COMMENT ON VIRTUAL TABLE c.t IS 'x'")
+    assert 'acl: role "ops" lacks manage on c (COMMENT ON VIRTUAL)' in e, e
+    assert ("root", "passthrough") in b.execute("SELECT role, scope FROM acl_admins()").fetchall()
+    a.close()
+    b.close()
 
 
 # ---- the same refusals as acl_use_db ---------------------------------------------------------------
