@@ -9,6 +9,11 @@ import traceback
 TESTS = []
 
 
+def sql_str(s):
+    """A SQL string literal of `s`."""
+    return "'" + s.replace("'", "''") + "'"
+
+
 def test(fn):
     TESTS.append(fn)
     return fn

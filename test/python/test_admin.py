@@ -16,15 +16,11 @@ import duckdb
 import jwt
 
 import harness
-from harness import sales, test
+from harness import sales, sql_str, test
 
 ISS = "https://idp.example"
 SECRET = "a-shared-secret-for-the-admin-tests-32b"
 STALE = "acl: the policy changed since this statement was prepared; prepare it again"
-
-
-def sql_str(s):
-    return "'" + s.replace("'", "''") + "'"
 
 
 def setup(ext):

@@ -18,15 +18,11 @@ import duckdb
 import jwt
 
 import harness
-from harness import sales, test
+from harness import sales, sql_str, test
 
 ISS = "https://idp.example"
 SECRET_A = "the-first-shared-secret-of-32-bytes-or-more"
 SECRET_B = "the-second-shared-secret-of-32-bytes-or-more"
-
-
-def sql_str(s):
-    return "'" + s.replace("'", "''") + "'"
 
 
 def setup(ext):

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, HMACAlgorithm, RSAAlgorithm
 
 import harness
-from harness import sales, test
+from harness import sales, sql_str, test
 
 
 def public_pem(key):
@@ -60,10 +60,6 @@ SIGNERS = {
     "EdDSA": ("https://ed.example", ED),
     "HS256": ("https://hs.example", SECRET),
 }
-
-
-def sql_str(s):
-    return "'" + s.replace("'", "''") + "'"
 
 
 def setup(ext):
