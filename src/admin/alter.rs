@@ -130,7 +130,10 @@ pub(super) fn comment(p: &mut Policy, on: &CommentOn, text: &Option<String>) -> 
             let vs = p
                 .catalogs
                 .get_mut(c)
-                .and_then(|cat| cat.schemas.get_mut(s))
+                .and_then(|cat| match cat.schemas.get_mut(s) {
+                    Some(vs) => Some(vs),
+                    None => cat.expansions.get_mut(s),
+                })
                 .ok_or_else(|| missing(Noun::Schema, format!("{c}.{s}")))?;
             vs.comment = text.clone();
             format!("COMMENT ON VIRTUAL SCHEMA {}.{}", q(c), q(s))

@@ -93,6 +93,10 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::CreateSchema { catalog, schema, target, comment, mode } => {
             schemas::create_schema(policy, (catalog, schema), target, comment, *mode)
         }
+        Command::ExpandSchema { catalog, schema, how, objects } => {
+            super::expand::apply(policy, (catalog, schema), how, objects.as_deref())
+        }
+        Command::AlterSchemaPhys { catalog, schema, target } => super::expand::set_phys(policy, (catalog, schema), target),
         Command::DropSchema { catalog, schema, if_exists } => schemas::drop_schema(policy, catalog, schema, *if_exists),
         Command::GrantSchema { catalog, schema, role, caps } => schemas::grant_schema(policy, catalog, schema, role, *caps),
         Command::RevokeSchema { catalog, schema, role } => schemas::revoke_schema(policy, catalog, schema, role),
@@ -203,16 +207,20 @@ fn drop_table(p: &mut Policy, key: &ObjKey, if_exists: bool, word: ObjectWord) -
     let Some(cat) = p.catalogs.get_mut(&key.catalog) else {
         return missing(if_exists, status, || catalog_missing(&key.catalog));
     };
-    if cat
-        .objects
-        .remove(&(key.schema.clone(), key.name.clone()))
-        .is_none()
-    {
+    if !cat.objects.contains_key(&(key.schema.clone(), key.name.clone())) {
         return missing(if_exists, status, || object_missing(key, word));
+    }
+    drop_object(p, key);
+    Ok(status)
+}
+
+/// Removes a listed object with its grants and the references that name it.
+pub(super) fn drop_object(p: &mut Policy, key: &ObjKey) {
+    if let Some(cat) = p.catalogs.get_mut(&key.catalog) {
+        cat.objects.remove(&(key.schema.clone(), key.name.clone()));
     }
     remove_grants(p, |_| false, |k| k == key);
     super::references::forget_object(p, key);
-    Ok(status)
 }
 
 pub(super) fn create_role(p: &mut Policy, name: &str, mode: CreateMode) -> Result<String> {

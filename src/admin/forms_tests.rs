@@ -195,9 +195,21 @@ fn alter_virtual_objects() {
     assert_eq!(c, Command::Comment { on: CommentOn::Catalog("sales".into()), text: Some("x".into()) });
     same("ALTER VIRTUAL TABLE c.t SET COMMENT NULL", "COMMENT ON VIRTUAL TABLE c.t IS NULL");
     same("ALTER VIRTUAL VIEW c.v SET COMMENT 'y'", "COMMENT ON VIRTUAL VIEW c.v IS 'y'");
-    // expansion schemas read the physical catalog: not in this build
-    for s in ["CREATE VIRTUAL SCHEMA c.s FROM p.s", "ALTER VIRTUAL SCHEMA c.s SET PHYS p.t", "ALTER VIRTUAL SCHEMA c.s REFRESH PRUNE"] {
-        assert!(matches!(err(s), AclError::Syntax(Syntax::NotYet { .. })), "{s}");
+    // expansion schemas: the parse leaves the listing to the engine
+    let c = p("CREATE OR REPLACE VIRTUAL SCHEMA C.S FROM Lake.Raw COMMENT 'x'");
+    let how = Expansion::Create { source: ("Lake".into(), "Raw".into()), comment: Some("x".into()), mode: CreateMode::OrReplace };
+    assert_eq!(c, Command::ExpandSchema { catalog: "c".into(), schema: "s".into(), how, objects: None });
+    let r = p("ALTER VIRTUAL SCHEMA c.s REFRESH PRUNE");
+    assert_eq!(r, Command::ExpandSchema { catalog: "c".into(), schema: "s".into(), how: Expansion::Refresh { prune: true }, objects: None });
+    assert!(matches!(p("ALTER VIRTUAL SCHEMA c.s REFRESH"), Command::ExpandSchema { how: Expansion::Refresh { prune: false }, .. }));
+    let s = p("ALTER VIRTUAL SCHEMA c.s SET PHYS p.t");
+    assert_eq!(s, Command::AlterSchemaPhys { catalog: "c".into(), schema: "s".into(), target: ("p".into(), "t".into()) });
+    same("ALTER VIRTUAL SCHEMA c.s SET COMMENT 'z'", "COMMENT ON VIRTUAL SCHEMA c.s IS 'z'");
+    for s in ["CREATE VIRTUAL SCHEMA c.s FROM temp.main", "ALTER VIRTUAL SCHEMA c.s SET PHYS system.main"] {
+        assert!(matches!(err(s), AclError::Invalid(Invalid::PhysicalSource { .. })), "{s}");
+    }
+    for s in ["CREATE VIRTUAL SCHEMA c.s FROM p", "ALTER VIRTUAL SCHEMA c.s REFRESH ALL", "ALTER VIRTUAL SCHEMA c.s SET RLS 'x'", "ALTER VIRTUAL SCHEMA c.s"] {
+        assert!(err(s).to_string().starts_with("acl:"), "{s}");
         assert!(is_management(s), "{s}");
     }
 }

@@ -9,6 +9,7 @@
 //! is applied and validated as the whole statement it amounts to (`alter::resolve`).
 mod alter;
 mod apply;
+mod expand;
 pub mod functions;
 mod grants;
 mod issuer;
@@ -219,6 +220,21 @@ pub enum Command {
         comment: Option<String>,
         mode: CreateMode,
     },
+    /// `CREATE VIRTUAL SCHEMA c.s FROM db.schema` and `ALTER VIRTUAL SCHEMA c.s REFRESH [PRUNE]`
+    /// (`expand`): `objects` are the names of the source's tables and views, `None` as parsed;
+    /// the engine lists them from the host when the statement runs (applying `None` is refused).
+    ExpandSchema {
+        catalog: String,
+        schema: String,
+        how: Expansion,
+        objects: Option<Vec<String>>,
+    },
+    /// `ALTER VIRTUAL SCHEMA c.s SET PHYS db.schema`: a new target (alias) or source (expansion).
+    AlterSchemaPhys {
+        catalog: String,
+        schema: String,
+        target: (String, String),
+    },
     DropSchema {
         catalog: String,
         schema: String,
@@ -246,6 +262,15 @@ pub enum Command {
     RevokeAdmin {
         role: String,
     },
+}
+
+/// What an `ExpandSchema` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expansion {
+    /// `CREATE [OR REPLACE] VIRTUAL SCHEMA [IF NOT EXISTS] c.s FROM db.schema [COMMENT '…']`.
+    Create { source: (String, String), comment: Option<String>, mode: CreateMode },
+    /// `ALTER VIRTUAL SCHEMA c.s REFRESH [PRUNE]`.
+    Refresh { prune: bool },
 }
 
 /// What `ALTER VIRTUAL TABLE … SET` changes.

@@ -172,8 +172,22 @@ impl P<'_> {
             return Ok(Command::Comment { on: CommentOn::Catalog(name), text });
         }
         if self.kw(Keyword::SCHEMA) {
-            // SET PHYS / REFRESH [PRUNE] of an expanded schema read the physical catalog.
-            return self.unsupported("ALTER VIRTUAL SCHEMA");
+            let (catalog, schema) = self.schema_name()?;
+            if self.word("refresh") {
+                let prune = self.word("prune");
+                let how = super::Expansion::Refresh { prune };
+                return Ok(Command::ExpandSchema { catalog, schema, how, objects: None });
+            }
+            self.expect_kw(Keyword::SET, "SET PHYS or REFRESH")?;
+            if self.p.peek_keyword(Keyword::COMMENT) {
+                let text = self.set_comment()?;
+                return Ok(Command::Comment { on: CommentOn::Schema(catalog, schema), text });
+            }
+            if !self.word("phys") {
+                return self.err("PHYS or COMMENT after SET");
+            }
+            let target = self.phys_schema()?;
+            return Ok(Command::AlterSchemaPhys { catalog, schema, target });
         }
         if self.kw(Keyword::TABLE) {
             let key = self.virtual_name()?;

@@ -385,15 +385,26 @@ impl<'a> P<'a> {
         }
     }
 
-    /// `CREATE [OR REPLACE] VIRTUAL SCHEMA [IF NOT EXISTS] c.s AS db.schema [COMMENT '…']`
+    /// `CREATE [OR REPLACE] VIRTUAL SCHEMA [IF NOT EXISTS] c.s AS|FROM db.schema [COMMENT '…']`:
+    /// `AS` a live alias, `FROM` an expansion into one listed object per table and view.
     fn create_virtual_schema(&mut self, or_replace: bool) -> Result<Command> {
         let mode = self.create_mode(or_replace)?;
         let (catalog, schema) = self.schema_name()?;
-        if self.p.peek_keyword(Keyword::FROM) {
-            // An expansion into one record per object reads the physical catalog when it runs.
-            return self.unsupported("CREATE VIRTUAL SCHEMA … FROM (expansion)");
+        let expand = self.kw(Keyword::FROM);
+        if !expand {
+            self.expect_kw(Keyword::AS, "AS or FROM")?;
         }
-        self.expect_kw(Keyword::AS, "AS")?;
+        let target = self.phys_schema()?;
+        let comment = self.comment()?;
+        if expand {
+            let how = super::Expansion::Create { source: target, comment, mode };
+            return Ok(Command::ExpandSchema { catalog, schema, how, objects: None });
+        }
+        Ok(Command::CreateSchema { catalog, schema, target, comment, mode })
+    }
+
+    /// `db.schema`, spelling kept, checked as a physical source.
+    pub(super) fn phys_schema(&mut self) -> Result<(String, String)> {
         let mut parts = self.name("a physical schema name")?;
         if parts.len() != 2 {
             return Err(Invalid::Rule("the physical schema must be db.schema").into());
@@ -401,8 +412,7 @@ impl<'a> P<'a> {
         let phys_schema = parts.pop().map(|i| i.value).unwrap_or_default();
         let db = parts.pop().map(|i| i.value).unwrap_or_default();
         super::sources::check_schema(&db, &phys_schema)?;
-        let comment = self.comment()?;
-        Ok(Command::CreateSchema { catalog, schema, target: (db, phys_schema), comment, mode })
+        Ok((db, phys_schema))
     }
 
     /// `c.s`, normalised.

@@ -32,7 +32,7 @@ pub(super) fn create_schema(
 ) -> Result<String> {
     let status = format!("CREATE VIRTUAL SCHEMA {}", shown(catalog, schema));
     let cat = p.catalogs.get_mut(catalog).ok_or_else(|| catalog_missing(catalog))?;
-    if cat.objects.keys().any(|(s, _)| s == schema) {
+    if cat.expansions.contains_key(schema) || cat.objects.keys().any(|(s, _)| s == schema) {
         return Err(Invalid::SchemaHoldsObjects { name: format!("{catalog}.{schema}") }.into());
     }
     let exists = cat.schemas.contains_key(schema);
@@ -53,6 +53,9 @@ pub(super) fn create_schema(
 pub(super) fn drop_schema(p: &mut Policy, catalog: &str, schema: &str, if_exists: bool) -> Result<String> {
     let status = format!("DROP VIRTUAL SCHEMA {}", shown(catalog, schema));
     let removed = p.catalogs.get_mut(catalog).and_then(|c| c.schemas.remove(schema));
+    if removed.is_none() && super::expand::drop(p, catalog, schema).is_some() {
+        return Ok(status);
+    }
     if removed.is_none() {
         return missing(if_exists, status, || schema_missing(catalog, schema));
     }

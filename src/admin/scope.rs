@@ -10,7 +10,7 @@
 //!
 //! Managing does not imply reading: nothing here is consulted when a principal's query is judged.
 use super::functions::FnCommand;
-use super::{Command, CommentOn};
+use super::{Command, CommentOn, Expansion};
 use crate::error::{AclError, LacksScope, NotGranted, Result, Scope, SelfGrant};
 use crate::policy::functions::Grantee;
 use crate::policy::{AdminScope, Caps, Policy};
@@ -140,6 +140,11 @@ pub fn needs(cmd: &Command) -> (Need, &'static str) {
         Command::DropReference { key, .. } => (on(&key.catalog), "DROP VIRTUAL REFERENCE"),
         Command::CreateSchema { catalog, .. } => (on(catalog), "CREATE VIRTUAL SCHEMA"),
         Command::DropSchema { catalog, .. } => (on(catalog), "DROP VIRTUAL SCHEMA"),
+        // Expanding maps physical objects into the catalog, as CREATE VIRTUAL TABLE does.
+        Command::ExpandSchema { catalog, how: Expansion::Create { .. }, .. } => (on(catalog), "CREATE VIRTUAL SCHEMA"),
+        Command::ExpandSchema { catalog, how: Expansion::Refresh { .. }, .. } | Command::AlterSchemaPhys { catalog, .. } => {
+            (on(catalog), "ALTER VIRTUAL SCHEMA")
+        }
         Command::Comment { on: what, .. } => match what {
             // The catalog's own comment describes what it manages: its business too.
             CommentOn::Catalog(c) | CommentOn::Schema(c, _) => (on(c), "COMMENT ON VIRTUAL"),
@@ -230,6 +235,8 @@ pub fn target(cmd: &Command) -> Option<Target<'_>> {
         | Command::DropIssuer { .. }
         | Command::Function(_)
         | Command::CreateSchema { .. }
+        | Command::ExpandSchema { .. }
+        | Command::AlterSchemaPhys { .. }
         | Command::DropSchema { .. } => None,
     }
 }

@@ -5,7 +5,7 @@
 //! again later, and the batch and its `acl_exec` parse the same text.
 use super::{Output, State};
 use crate::admin::scope::{self, Held};
-use crate::admin::Command;
+use crate::admin::{Command, Expansion};
 use crate::authz::Principal;
 use crate::bounded::Bounded;
 use crate::error::{AclError, LacksScope, Result, Scope, StatementNotPermitted};
@@ -126,6 +126,24 @@ fn admin_call(statements: &[&str], who: Option<&Prefix>) -> Result<String> {
     })
 }
 
+/// An expansion with the names of its source's tables and views, listed from the host when it
+/// runs (`None` for every other command). The source is the one the policy holds at this point
+/// of the batch (a `SET PHYS` before a `REFRESH` counts).
+fn listed(state: &State, p: &Policy, cmd: &Command) -> Result<Option<Command>> {
+    let Command::ExpandSchema { catalog, schema, how, objects: None } = cmd else { return Ok(None) };
+    let (db, phys) = match how {
+        Expansion::Create { source, .. } => source.clone(),
+        Expansion::Refresh { .. } => match p.catalogs.get(catalog).and_then(|c| c.expansions.get(schema)) {
+            Some(vs) => (vs.db.clone(), vs.schema.clone()),
+            // Applying says why (no such schema, or an alias).
+            None => return Ok(Some(Command::ExpandSchema { catalog: catalog.clone(), schema: schema.clone(), how: how.clone(), objects: Some(Vec::new()) })),
+        },
+    };
+    let host = state.host_db.get().ok_or(AclError::internal("the instance's database is not known"))?;
+    let objects = host.physical_objects(&db, &phys)?;
+    Ok(Some(Command::ExpandSchema { catalog: catalog.clone(), schema: schema.clone(), how: how.clone(), objects: Some(objects) }))
+}
+
 /// `acl_exec` with one statement, anonymous (tests and callers of the old form).
 #[cfg(test)]
 pub fn execute(state: &State, sql: &str, in_transaction: bool) -> Result<String> {
@@ -179,7 +197,10 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
             if let Some(store) = &store {
                 crate::store::guard::check_command(store.location(), &store.describe(), cmd)?;
             }
-            out.push(crate::admin::apply(p, cmd)?);
+            match listed(state, p, cmd)? {
+                Some(cmd) => out.push(crate::admin::apply(p, &cmd)?),
+                None => out.push(crate::admin::apply(p, cmd)?),
+            }
         }
         if let (Some((prefix, principal)), Some(before)) = (&runner, &before) {
             scope::check_gains(&principal.label, before, &roles_now(p, prefix, principal))?;

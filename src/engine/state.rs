@@ -171,6 +171,9 @@ impl State {
 pub trait HostDb: Send + Sync {
     /// A backend for the store at `catalog.schema` (an attached database of this instance).
     fn duckdb_store(&self, catalog: &str, schema: &str) -> Arc<dyn crate::store::Backend>;
+    /// The names of the tables and views in `db.schema` now, committed (`CREATE VIRTUAL SCHEMA
+    /// … FROM`, `REFRESH`); none if it does not exist.
+    fn physical_objects(&self, db: &str, schema: &str) -> crate::error::Result<Vec<String>>;
 }
 
 fn now_ms() -> u64 {

@@ -145,6 +145,14 @@ pub enum Invalid {
     NotInVirtualFunction { name: String },
     #[error("schema \"{name}\" already holds virtual objects; a virtual schema must be a schema of its own")]
     SchemaHoldsObjects { name: String },
+    /// `CREATE VIRTUAL SCHEMA … FROM` (or REFRESH) found nothing: the name, as written, is the
+    /// operator's own.
+    #[error("{name} holds no tables or views to expand (or does not exist)")]
+    EmptySource { name: String },
+    #[error("cannot list {name}: {why}")]
+    SourceUnreadable { name: String, why: String },
+    #[error("virtual schema {name} is not an expanded schema (CREATE VIRTUAL SCHEMA … FROM)")]
+    NotExpanded { name: String },
     #[error("\"{name}\" is a virtual schema (a live alias); its objects are not listed one by one")]
     ObjectInVirtualSchema { name: String },
     #[error("{name} may not be a physical source: the temp and system databases and the extension's own names are not mapped")]

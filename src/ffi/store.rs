@@ -76,6 +76,23 @@ impl crate::engine::HostDb for InstanceDb {
     fn duckdb_store(&self, catalog: &str, schema: &str) -> Arc<dyn Backend> {
         Arc::new(DuckDbBackend { db: self.0.clone(), shown: crate::store::Location::new(Some(catalog), schema).shown() })
     }
+
+    fn physical_objects(&self, db: &str, schema: &str) -> Result<Vec<String>> {
+        let name = format!("{db}.{schema}");
+        let failed = |why: String| AclError::from(crate::error::Invalid::SourceUnreadable { name: name.clone(), why });
+        let con = self.0.connect().ok_or_else(|| failed("the database is closed".into()))?;
+        let (db, schema) = (crate::sqltext::literal(db), crate::sqltext::literal(schema));
+        // Qualified: a macro of the same name on the search path must not answer. DuckDB's names
+        // are case-insensitive; temporary objects are the listing connection's own (none).
+        let at = format!("lower(database_name) = lower({db}) AND lower(schema_name) = lower({schema}) AND NOT temporary");
+        let sql = format!(
+            "SELECT table_name FROM \"system\".main.duckdb_tables() WHERE {at} \
+             UNION SELECT view_name FROM \"system\".main.duckdb_views() WHERE {at} AND NOT internal ORDER BY 1"
+        );
+        // SAFETY: `con` is the open connection made above, closed when it drops after this.
+        let rows = unsafe { super::sql::query_rows(con.0, &sql) }.map_err(failed)?;
+        Ok(rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect())
+    }
 }
 
 /// A store in an attached database of the instance.

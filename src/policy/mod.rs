@@ -156,11 +156,16 @@ pub struct Catalog {
     /// `CREATE VIRTUAL SCHEMA c.s AS db.schema`, keyed by the lower-case schema name. A virtual
     /// schema holds no listed objects: every name in it denotes `db.schema.<name>` (live alias).
     pub schemas: BTreeMap<String, VirtualSchema>,
+    /// `CREATE VIRTUAL SCHEMA c.s FROM db.schema`, keyed by the lower-case schema name: the
+    /// source an expanded schema was listed from (its objects are ordinary listed objects in
+    /// `objects`); `ALTER VIRTUAL SCHEMA … REFRESH` lists it again.
+    pub expansions: BTreeMap<String, VirtualSchema>,
     /// `CREATE VIRTUAL REFERENCE`, keyed by `(schema, name)`, lower-case.
     pub references: BTreeMap<(String, String), Reference>,
 }
 
-/// A live alias of a physical schema, spelled as the operator wrote it.
+/// A physical schema, spelled as the operator wrote it: the target of a live alias, or the source
+/// of an expanded schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VirtualSchema {
     pub db: String,
@@ -299,5 +304,11 @@ impl Policy {
 
     pub fn virtual_schema(&self, catalog: &str, schema: &str) -> Option<&VirtualSchema> {
         self.catalogs.get(catalog)?.schemas.get(schema)
+    }
+
+    /// The comment of a virtual schema, alias or expanded.
+    pub fn schema_comment(&self, catalog: &str, schema: &str) -> Option<&str> {
+        let cat = self.catalogs.get(catalog)?;
+        cat.schemas.get(schema).or_else(|| cat.expansions.get(schema))?.comment.as_deref()
     }
 }

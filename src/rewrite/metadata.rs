@@ -351,7 +351,7 @@ pub fn listing_rows(
         out.databases.push(vec![Some(c.clone()), comment.clone()]);
     }
     for (c, s) in &listing.schemas {
-        let comment = policy.virtual_schema(c, s).and_then(|v| v.comment.clone());
+        let comment = policy.schema_comment(c, s).map(str::to_string);
         out.schemas.push(vec![Some(c.clone()), Some(s.clone()), comment]);
     }
     for o in &listing.objects {

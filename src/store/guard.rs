@@ -126,7 +126,9 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
         | Command::AlterGrant { .. }
         | Command::AlterRoleClaims { .. }
         | Command::AlterIssuer { .. } => Ok(()),
-        Command::CreateSchema { target: (db, schema), .. } => {
+        Command::CreateSchema { target: (db, schema), .. }
+        | Command::AlterSchemaPhys { target: (db, schema), .. }
+        | Command::ExpandSchema { how: crate::admin::Expansion::Create { source: (db, schema), .. }, .. } => {
             if g.schema(db, schema) {
                 return Err(g.refuse(&format!("{db}.{schema}")));
             }
@@ -156,6 +158,8 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
         | Command::DropIssuer { .. }
         | Command::MapClaim { .. }
         | Command::UnmapClaim { .. }
+        // Lists the source the policy already holds (checked when it got there).
+        | Command::ExpandSchema { how: crate::admin::Expansion::Refresh { .. }, .. }
         | Command::DropSchema { .. }
         | Command::GrantSchema { .. }
         | Command::RevokeSchema { .. }
@@ -177,7 +181,7 @@ pub fn check_policy(loc: &Location, shown: &str, p: &Policy) -> Result<()> {
                 RelationKind::View(q) => g.view(q)?,
             }
         }
-        for vs in cat.schemas.values() {
+        for vs in cat.schemas.values().chain(cat.expansions.values()) {
             if g.schema(&vs.db, &vs.schema) {
                 return Err(g.refuse(&format!("{}.{}", vs.db, vs.schema)));
             }

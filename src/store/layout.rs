@@ -47,7 +47,7 @@ impl Table {
 use Ty::{Bool, Int, Text};
 
 /// The schema version of this layout; a store of another one is refused by name.
-pub const SCHEMA_VERSION: u64 = 1;
+pub const SCHEMA_VERSION: u64 = 2;
 
 /// `<schema>.meta`: one row, the layout's version and the policy version (bumped by every
 /// committed batch; other writers and `acl_reload` compare it).
@@ -109,9 +109,9 @@ pub const REFERENCES: Table = Table {
 
 pub const SCHEMAS: Table = Table {
     name: "schemas",
-    columns: &[("catalog", Text), ("schema", Text), ("phys_db", Text), ("phys_schema", Text), ("comment", Text)],
+    columns: &[("catalog", Text), ("schema", Text), ("phys_db", Text), ("phys_schema", Text), ("comment", Text), ("kind", Text)],
     key: 2,
-    about: "virtual schemas (live aliases of a physical schema)",
+    about: "virtual schemas: kind 'alias' (a live alias of a physical schema) or 'expansion' (its objects listed, from this source)",
 };
 
 pub const ROLES: Table = Table { name: "roles", columns: &[("name", Text)], key: 1, about: "roles" };

@@ -163,10 +163,16 @@ pub fn load(tables: &Tables, host: Arc<HostFunctions>, location: &str) -> Result
         let vs = VirtualSchema { db: rd.text(row, 2)?.to_string(), schema: rd.text(row, 3)?.to_string(), comment: rd.opt(row, 4) };
         sources::check_schema(&vs.db, &vs.schema).map_err(|e| rd.bad(e.to_string()))?;
         let cat = p.catalogs.get_mut(catalog).ok_or_else(|| rd.bad(format!("catalog {catalog} does not exist")))?;
-        if cat.objects.keys().any(|(s, _)| *s == schema) {
-            return Err(rd.bad(format!("schema {catalog}.{schema} holds listed objects too")));
-        }
-        if cat.schemas.insert(schema.clone(), vs).is_some() {
+        let kinds = match rd.text(row, 5)? {
+            // An expanded schema's objects are listed ones.
+            "expansion" => &mut cat.expansions,
+            "alias" if cat.objects.keys().any(|(s, _)| *s == schema) => {
+                return Err(rd.bad(format!("schema {catalog}.{schema} holds listed objects too")));
+            }
+            "alias" => &mut cat.schemas,
+            other => return Err(rd.bad(format!("unknown schema kind {other}"))),
+        };
+        if kinds.insert(schema.clone(), vs).is_some() {
             return Err(rd.bad(format!("two records for {catalog}.{schema}")));
         }
     }

@@ -134,7 +134,7 @@ pub fn rows(policy: &Policy) -> Tables {
     // `version` counts publishes on this node; the store keeps its own (`meta`).
     let Policy { version: _, catalogs, roles, issuers, claim_roles, functions } = policy;
     for (name, cat) in catalogs {
-        let Catalog { comment, objects, schemas, references } = cat;
+        let Catalog { comment, objects, schemas, expansions, references } = cat;
         out.push(&layout::CATALOGS, vec![t(name), comment.clone()]);
         for ((schema, oname), rel) in objects {
             let Relation { kind, comment, slice, declared } = rel;
@@ -151,9 +151,10 @@ pub fn rows(policy: &Policy) -> Tables {
                 vec![t(name), t(schema), t(oname), t(kind), db, s, n, query, rls, columns, comment.clone(), declared_json(declared)],
             );
         }
-        for (schema, vs) in schemas {
+        let kinds = schemas.iter().map(|s| (s, "alias")).chain(expansions.iter().map(|s| (s, "expansion")));
+        for ((schema, vs), kind) in kinds {
             let VirtualSchema { db, schema: phys, comment } = vs;
-            out.push(&layout::SCHEMAS, vec![t(name), t(schema), t(db), t(phys), comment.clone()]);
+            out.push(&layout::SCHEMAS, vec![t(name), t(schema), t(db), t(phys), comment.clone(), t(kind)]);
         }
         for ((schema, rname), r) in references {
             let Reference { from, to, on, cardinality, optional, comment } = r;

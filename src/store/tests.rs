@@ -228,7 +228,7 @@ fn create_writes_the_memory_policy_and_a_second_node_loads_it() {
     assert!(matches!(s.open(false, &fresh()), Err(AclError::Store(StoreError::Missing { .. }))));
     let memory = everything();
     assert!(matches!(s.open(true, &memory).unwrap(), Opened::Created { version: 1 }));
-    assert_eq!(fake.rows("meta"), vec![vec![Some("1".into()), Some("1".into())]]);
+    assert_eq!(fake.rows("meta"), vec![vec![Some(SCHEMA_VERSION.to_string()), Some("1".into())]]);
     // Create on a store that holds a policy loads it: the store's replaces the memory's.
     match s.open(true, &fresh()).unwrap() {
         Opened::Loaded { mut policy, version } => {
@@ -313,8 +313,8 @@ fn a_store_that_went_away_is_unavailable_and_another_schema_version_is_refused()
     assert_eq!(s.version().unwrap(), 1);
     fake.edit(|d| d.tables.get_mut("meta").unwrap().1[0][0] = Some("7".into()));
     let e = s.load(&host()).unwrap_err();
-    assert!(matches!(&e, AclError::Store(StoreError::SchemaVersion { found, expected: 1, .. }) if found == "7"), "{e:?}");
-    assert!(e.to_string().contains("schema version 7") && e.to_string().contains("schema version 1"), "{e}");
+    assert!(matches!(&e, AclError::Store(StoreError::SchemaVersion { found, expected: SCHEMA_VERSION, .. }) if found == "7"), "{e:?}");
+    assert!(e.to_string().contains("schema version 7") && e.to_string().contains(&format!("schema version {SCHEMA_VERSION}")), "{e}");
 }
 
 #[test]
