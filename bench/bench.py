@@ -95,6 +95,7 @@ def main():
     ap.add_argument("--cases", default="abcdefgh", help="which cases to run, e.g. 'ab'")
     ap.add_argument("--star-rows", type=int, default=2_000_000, help="(h) fact rows of the star schema")
     ap.add_argument("--star-seconds", type=float, default=6.0, help="(h) seconds of interleaved runs per query")
+    ap.add_argument("--star-plans", action="store_true", help="(h) print how each query's two plans differ")
     ap.add_argument("--callgrind", metavar="STAGE2_EXTENSION",
                     help="(b) also counts, under valgrind, the instructions the extension's own code runs per "
                          "unprefixed statement; takes stage 2 with a footer (`make bench` builds it), whose "
@@ -219,7 +220,7 @@ def main():
         # (h) issue 14: an analytic workload on a star schema, as a principal vs hand-written views
         print()
         from star import star_case
-        star_case(connect, ext, rows=args.star_rows, seconds=args.star_seconds)
+        star_case(connect, ext, rows=args.star_rows, seconds=args.star_seconds, show_plans=args.star_plans)
 
 
 CALLGRIND_CHILD = r"""

@@ -154,10 +154,11 @@ def principal(sql):
     return f'ACL ROLE "{ROLE}" {sql}'
 
 
-def star_case(connect, ext, rows=2_000_000, seconds=6.0, rounds=None, only=None):
+def star_case(connect, ext, rows=2_000_000, seconds=6.0, rounds=None, only=None, show_plans=False):
     """Each query as the principal and over the views, interleaved (which side goes first
     alternates), `seconds` of each pair (at least 5 rounds) unless `rounds` is given; prints each
-    ratio of medians, the geometric mean and the worst against issue 14's goals."""
+    ratio of medians, whether the two plans have the same shape (bench/plans.py; `show_plans`:
+    how they differ), the geometric mean and the worst against issue 14's goals."""
     con = connect(ext)
     t0 = time.perf_counter()
     setup_star(con, rows)
@@ -182,10 +183,12 @@ def star_case(connect, ext, rows=2_000_000, seconds=6.0, rounds=None, only=None)
             i += 1
         ma, mn = statistics.median(a) / 1e6, statistics.median(n) / 1e6
         ratios.append((ma / mn, name))
-        same = not plans.differences(plans.plan_of(con, acl), plans.plan_of(con, sql))
-        same_shapes += same
+        diffs = plans.differences(plans.plan_of(con, acl), plans.plan_of(con, sql))
+        same_shapes += not diffs
         print(f"(h) {name:<48} acl {ma:8.2f} ms   views {mn:8.2f} ms   ratio {ma / mn:5.2f}x   "
-              f"plan {'same shape' if same else 'differs'}   ({i} rounds)")
+              f"plan {'differs' if diffs else 'same shape'}   ({i} rounds)")
+        for line in diffs if show_plans else ():
+            print("      " + line.replace("\n", "\n      "))
     if not ratios:
         return
     geo = statistics.geometric_mean([r for r, _ in ratios])
