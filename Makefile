@@ -116,6 +116,11 @@ bench: venv release
 	$(PY) extension-ci-tools/append_metadata.py $(STAGE2) $(BENCH_STAGE2) --extension-version $(EXT_VERSION)
 	$(PY) bench/bench.py --extension $(EXT) $$(command -v valgrind >/dev/null && echo --callgrind $(BENCH_STAGE2))
 
+# Only case (h), the star-schema workload of issue 14 (a few minutes): `make bench-star`.
+.PHONY: bench-star
+bench-star: venv release
+	$(PY) bench/bench.py --extension $(EXT) --cases h
+
 clean:
 	rm -rf build target
 

@@ -92,7 +92,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
     ap.add_argument("--rounds", type=int, default=ROUNDS)
-    ap.add_argument("--cases", default="abcdefg", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--cases", default="abcdefgh", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--star-rows", type=int, default=2_000_000, help="(h) fact rows of the star schema")
+    ap.add_argument("--star-seconds", type=float, default=6.0, help="(h) seconds of interleaved runs per query")
+    ap.add_argument("--star-plans", action="store_true", help="(h) print how each query's two plans differ")
     ap.add_argument("--callgrind", metavar="STAGE2_EXTENSION",
                     help="(b) also counts, under valgrind, the instructions the extension's own code runs per "
                          "unprefixed statement; takes stage 2 with a footer (`make bench` builds it), whose "
@@ -212,6 +215,12 @@ def main():
         postgres_case(ext, connect, setup, side_by_side, report, revokes=50, rounds=rounds)
         if args.callgrind:
             callgrind_case(args.callgrind, store=True)
+
+    if "h" in args.cases:
+        # (h) issue 14: an analytic workload on a star schema, as a principal vs hand-written views
+        print()
+        from star import star_case
+        star_case(connect, ext, rows=args.star_rows, seconds=args.star_seconds, show_plans=args.star_plans)
 
 
 CALLGRIND_CHILD = r"""
