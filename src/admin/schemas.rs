@@ -53,11 +53,12 @@ pub(super) fn create_schema(
 pub(super) fn drop_schema(p: &mut Policy, catalog: &str, schema: &str, if_exists: bool) -> Result<String> {
     let status = format!("DROP VIRTUAL SCHEMA {}", shown(catalog, schema));
     let removed = p.catalogs.get_mut(catalog).and_then(|c| c.schemas.remove(schema));
-    if removed.is_none() && super::expand::drop(p, catalog, schema).is_some() {
-        return Ok(status);
-    }
     if removed.is_none() {
-        return missing(if_exists, status, || schema_missing(catalog, schema));
+        // Not an alias: an expanded schema (its objects go with it), or nothing.
+        return match super::expand::drop(p, catalog, schema) {
+            Some(()) => Ok(status),
+            None => missing(if_exists, status, || schema_missing(catalog, schema)),
+        };
     }
     forget(p, |c, s| c == catalog && s == schema);
     Ok(status)

@@ -131,16 +131,18 @@ fn admin_call(statements: &[&str], who: Option<&Prefix>) -> Result<String> {
 /// of the batch (a `SET PHYS` before a `REFRESH` counts).
 fn listed(state: &State, p: &Policy, cmd: &Command) -> Result<Option<Command>> {
     let Command::ExpandSchema { catalog, schema, how, objects: None } = cmd else { return Ok(None) };
-    let (db, phys) = match how {
-        Expansion::Create { source, .. } => source.clone(),
-        Expansion::Refresh { .. } => match p.catalogs.get(catalog).and_then(|c| c.expansions.get(schema)) {
-            Some(vs) => (vs.db.clone(), vs.schema.clone()),
-            // Applying says why (no such schema, or an alias).
-            None => return Ok(Some(Command::ExpandSchema { catalog: catalog.clone(), schema: schema.clone(), how: how.clone(), objects: Some(Vec::new()) })),
-        },
+    let source = match how {
+        Expansion::Create { source, .. } => Some(source.clone()),
+        Expansion::Refresh { .. } => p.catalogs.get(catalog).and_then(|c| c.expansions.get(schema)).map(|vs| (vs.db.clone(), vs.schema.clone())),
     };
-    let host = state.host_db.get().ok_or(AclError::internal("the instance's database is not known"))?;
-    let objects = host.physical_objects(&db, &phys)?;
+    let objects = match source {
+        Some((db, phys)) => {
+            let host = state.host_db.get().ok_or(AclError::internal("the instance's database is not known"))?;
+            host.physical_objects(&db, &phys)?
+        }
+        // Nothing to list: applying says why (no such schema, or an alias).
+        None => Vec::new(),
+    };
     Ok(Some(Command::ExpandSchema { catalog: catalog.clone(), schema: schema.clone(), how: how.clone(), objects: Some(objects) }))
 }
 
@@ -197,10 +199,8 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
             if let Some(store) = &store {
                 crate::store::guard::check_command(store.location(), &store.describe(), cmd)?;
             }
-            match listed(state, p, cmd)? {
-                Some(cmd) => out.push(crate::admin::apply(p, &cmd)?),
-                None => out.push(crate::admin::apply(p, cmd)?),
-            }
+            let filled = listed(state, p, cmd)?;
+            out.push(crate::admin::apply(p, filled.as_ref().unwrap_or(cmd))?);
         }
         if let (Some((prefix, principal)), Some(before)) = (&runner, &before) {
             scope::check_gains(&principal.label, before, &roles_now(p, prefix, principal))?;
