@@ -62,7 +62,13 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         sql.extend(crate::admin::validate::checks(now, &cmd)?);
         if i + 1 < statements.len() {
             let next = dry.get_or_insert_with(|| policy.clone());
-            checking = crate::admin::apply(next, &cmd).is_ok();
+            // An expansion is listed here as it will be when it runs, so the statements after it
+            // are validated against its objects; a listing that fails stops the checks (the batch
+            // fails when it runs).
+            checking = match listed(state, next, &cmd) {
+                Ok(filled) => crate::admin::apply(next, filled.as_ref().unwrap_or(&cmd)).is_ok(),
+                Err(_) => false,
+            };
         }
     }
     sql.push(admin_call(statements, who.map(|(prefix, _)| prefix))?);
