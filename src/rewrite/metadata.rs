@@ -325,7 +325,7 @@ pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Opti
         (RelationKind::Table(p), true) => {
             format!("SELECT * FROM {}.{}.{}", ident(&p.db), ident(&p.schema), ident(&p.name))
         }
-        (kind, _) => crate::authz::slices::subquery(view, kind, layers)?.to_string(),
+        (kind, _) => crate::authz::slices::subquery(view, kind, layers, crate::authz::slices::Guard::Full)?.to_string(),
     }))
 }
 

@@ -20,6 +20,7 @@ mod errors;
 mod explain;
 mod functions;
 mod gate;
+mod leakproof;
 mod metadata;
 pub mod parse;
 mod post_check;
@@ -260,7 +261,7 @@ fn statement_with_names(
         let temporary = ddl::view_is_temporary(view, cv)?;
         views::prepare(view, fns, cv, temporary, &mut decision, faults)?;
     }
-    rules(view, fns, &mut stmt, &mut decision, faults, false)?;
+    rules(view, fns, &mut stmt, &mut decision, faults, false, false)?;
     if let gate::Gate::Explain = gate {
         explain::require(view, &decision)?;
     }
@@ -277,8 +278,8 @@ fn statement_with_names(
     Ok((parse::restore(stmt.to_string(), &cuts, host)?, allowed))
 }
 
-/// The rules in order over one statement (`persistent_view`: it is the body of a view that
-/// outlives the connection).
+/// The rules in order over one statement (`view_body`: it is the body of a view;
+/// `persistent_view`: of one that outlives the connection).
 fn rules(
     view: &View<'_>,
     fns: &FnGate<'_>,
@@ -286,8 +287,9 @@ fn rules(
     decision: &mut Decision,
     faults: crate::faults::Faults,
     persistent_view: bool,
+    view_body: bool,
 ) -> Result<()> {
-    let mut cx = rules::Context { view, fns, decision, faults, persistent_view, calls: Vec::new() };
+    let mut cx = rules::Context { view, fns, decision, faults, persistent_view, view_body, calls: Vec::new() };
     rules::run(stmt, &mut cx)
 }
 

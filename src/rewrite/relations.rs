@@ -22,15 +22,20 @@ use sqlparser::ast::{
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-/// `persistent_view`: `stmt` is the body of a view that outlives the connection (see `views`).
+/// `view_body`: `stmt` is the body of a view; `persistent_view`: of one that outlives the
+/// connection (see `views`).
 pub(super) fn apply_in(
     stmt: &mut Statement,
     view: &View<'_>,
     decision: &mut Decision,
     persistent_view: bool,
+    view_body: bool,
     faults: crate::faults::Faults,
 ) -> Result<()> {
+    // Decided on the statement as the principal wrote it, before any subquery is put in.
+    let leakproof = if view_body || persistent_view { None } else { super::leakproof::analyse(stmt) };
     let mut r = Resolver {
+        leakproof,
         view,
         decision,
         frames: Vec::new(),
@@ -60,6 +65,8 @@ struct Frame {
 }
 
 struct Resolver<'v, 'p, 'd> {
+    /// Every predicate of the statement is leak-proof: sliced tables take the typed guard.
+    leakproof: Option<super::leakproof::LeakProof>,
     view: &'v View<'p>,
     decision: &'d mut Decision,
     frames: Vec<Frame>,
@@ -385,11 +392,21 @@ impl Resolver<'_, '_, '_> {
                     }
                     return Ok(());
                 }
-                let build = || crate::authz::slices::subquery(self.view, &resolved.relation.kind, &layers);
+                use crate::authz::slices::Guard;
+                let guard = match &self.leakproof {
+                    Some(l) => Guard::Typed { needs: &l.needs, single: l.single },
+                    None => Guard::Full,
+                };
+                let build = || crate::authz::slices::subquery(self.view, &resolved.relation.kind, &layers, guard);
                 let subquery = match self.view.slice_cache {
                     Some((cache, who)) => {
                         let room = &mut self.decision.room;
-                        cache.get_or(self.view.policy.version, who, &resolved.key, |n| room.take_for_table(&p, n), build)?
+                        // The typed guard depends on the statement's comparisons: keyed by them.
+                        let who = match &self.leakproof {
+                            Some(l) => std::borrow::Cow::Owned(format!("{who}\u{0}{}", l.signature())),
+                            None => std::borrow::Cow::Borrowed(who),
+                        };
+                        cache.get_or(self.view.policy.version, &who, &resolved.key, |n| room.take_for_table(&p, n), build)?
                     }
                     None => {
                         let q = build()?;

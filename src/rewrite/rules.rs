@@ -18,6 +18,9 @@ pub(super) struct Context<'a, 'v, 'p> {
     pub faults: Faults,
     /// The statement is the body of a view that outlives the connection (see `views`).
     pub persistent_view: bool,
+    /// The statement is a view's body: whoever reads the view filters it later, with predicates
+    /// this statement does not show, so its sliced objects keep the full guard.
+    pub view_body: bool,
     /// The virtual function calls `functions` found, which `virtual_fns` expands.
     pub calls: Vec<VirtualCall>,
 }
@@ -78,7 +81,7 @@ impl Rule for Relations {
         if cx.faults.skip_relations {
             return Ok(());
         }
-        relations::apply_in(stmt, cx.view, cx.decision, cx.persistent_view, cx.faults)
+        relations::apply_in(stmt, cx.view, cx.decision, cx.persistent_view, cx.view_body, cx.faults)
     }
 }
 

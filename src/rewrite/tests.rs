@@ -234,8 +234,24 @@ fn sliced_objects_become_guarded_subqueries() {
     let fns = super::FnGate::new(&p, &principal);
     assert_eq!(
         statement(&view, &fns, "SELECT id FROM people WHERE ssn IS NULL").unwrap(),
-        r#"SELECT id FROM (SELECT CASE WHEN id > 1 THEN COLUMNS(*) END FROM (SELECT CASE WHEN tenant = $acl$ac'me$acl$ THEN "id" END AS "id", CASE WHEN tenant = $acl$ac'me$acl$ THEN NULL END AS "ssn" FROM "phys"."main"."people" AS "__acl_l0" WHERE tenant = $acl$ac'me$acl$) AS "__acl_p0" WHERE id > 1) AS "people" WHERE ssn IS NULL"#
+        r#"SELECT id FROM (SELECT * FROM (SELECT "id", CASE WHEN tenant = $acl$ac'me$acl$ THEN NULL END AS "ssn" FROM "phys"."main"."people" AS "__acl_l0" WHERE tenant = $acl$ac'me$acl$) AS "__acl_p0" WHERE id > 1) AS "people" WHERE ssn IS NULL"#
     );
+    // a predicate that can raise: every layer guards its input with one CASE, a mask is guarded
+    // by the layer's predicate on the input's own values
+    assert_eq!(
+        statement(&view, &fns, "SELECT id FROM people WHERE 1 // id = 1").unwrap(),
+        r#"SELECT id FROM (SELECT CASE WHEN id > 1 THEN COLUMNS(*) END FROM (SELECT "id", CASE WHEN "__acl_ok" THEN NULL END AS "ssn" FROM (SELECT CASE WHEN tenant = $acl$ac'me$acl$ THEN COLUMNS(*) END, (tenant = $acl$ac'me$acl$) AS "__acl_ok" FROM "phys"."main"."people" AS "__acl_l0" WHERE tenant = $acl$ac'me$acl$) AS "__acl_g0") AS "__acl_p0" WHERE id > 1) AS "people" WHERE 1 // id = 1"#
+    );
+    // comparisons with literals: the guard DuckDB folds to the plain columns where the types
+    // make each comparison one that cannot raise
+    let typed = statement(&view, &fns, "SELECT id FROM people WHERE id = 7").unwrap();
+    assert!(typed.contains(r#"SELECT CASE WHEN "system".main.regexp_full_match("system".main.typeof("id"), 'U?(TINYINT"#), "{typed}");
+    assert!(typed.contains(r#"THEN COLUMNS(*) ELSE CASE WHEN id > 1 THEN COLUMNS(*) END END FROM"#), "{typed}");
+    // a comparison on the masked column needs no type where it is masked (the mask is guarded);
+    // above, the mask's output is what is compared, and its type is checked
+    let masked = statement(&view, &fns, "SELECT id FROM people WHERE ssn = 'x'").unwrap();
+    assert!(masked.contains(r#"(SELECT "id", CASE WHEN tenant = $acl$ac'me$acl$ THEN NULL END AS "ssn" FROM "phys""#), "{masked}");
+    assert!(masked.contains(r#"SELECT CASE WHEN "system".main.typeof("ssn") = 'VARCHAR' THEN COLUMNS(*) ELSE"#), "{masked}");
     // a missing claim is NULL: the predicate fails closed
     let other = Principal::role("clerk");
     let view = View::new(&p, &other).unwrap();
@@ -332,7 +348,7 @@ fn merge_into_a_sliced_target_is_checked() {
     let p = sliced_writer();
     assert_eq!(
         run_on(&p, "clerk", "MERGE INTO orders t USING eu.orders s ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, s.region)").unwrap(),
-        r#"MERGE INTO "phys"."main"."orders" t USING (SELECT CASE WHEN region = 'eu' THEN "id" END AS "id", CASE WHEN region = 'eu' THEN "amount" END AS "amount", CASE WHEN region = 'eu' THEN "region" END AS "region" FROM "phys"."eu"."orders" AS "__acl_p0" WHERE region = 'eu') s ON ("t".region = 'eu') AND CASE WHEN ("t".region = 'eu') THEN (t.id) END = s.id AND CASE WHEN ("t".region = 'eu') THEN (t.id = s.id) ELSE false END WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (CASE WHEN ((s.region) = 'eu') THEN (s.id) ELSE error($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END, CASE WHEN ((s.region) = 'eu') THEN (s.region) ELSE error($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END)"#
+        r#"MERGE INTO "phys"."main"."orders" t USING (SELECT "id", "amount", "region" FROM (SELECT CASE WHEN region = 'eu' THEN COLUMNS(*) END FROM "phys"."eu"."orders" AS "__acl_l0" WHERE region = 'eu') AS "__acl_p0") s ON ("t".region = 'eu') AND CASE WHEN ("t".region = 'eu') THEN (t.id) END = s.id AND CASE WHEN ("t".region = 'eu') THEN (t.id = s.id) ELSE false END WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (CASE WHEN ((s.region) = 'eu') THEN (s.id) ELSE error($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END, CASE WHEN ((s.region) = 'eu') THEN (s.region) ELSE error($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END)"#
     );
 }
 

@@ -138,7 +138,7 @@ fn rewrite_body(
         return Err(Unsupported::ViewBody.into());
     }
     let mut decision = Decision::default();
-    super::rules(view, fns, &mut stmt, &mut decision, faults, persistent)?;
+    super::rules(view, fns, &mut stmt, &mut decision, faults, persistent, true)?;
     let sql = stmt.to_string();
     match stmt {
         Statement::Query(q) => Ok((q, sql, decision)),
