@@ -16,8 +16,7 @@
 //! predicate on the input's own values (`"__acl_ok"`), never on the guarded ones.
 //!
 //! Where every predicate of the principal's statement is leak-proof (`Guard::Typed`, spec 002
-//! "Leak-proof pushdown"), the guard becomes
-//! `CASE WHEN <types> THEN COLUMNS(*) ELSE CASE WHEN (<rls>) THEN COLUMNS(*) END END`, where
+//! "Leak-proof pushdown"), the guard becomes `CASE WHEN <types> OR (<rls>) THEN COLUMNS(*) END`, where
 //! `<types>` says, by `typeof` of the columns the statement compares with literals, that each
 //! comparison is one that cannot raise. DuckDB folds `typeof` at bind time, so the guard is
 //! either the plain columns (filters and join filters reach the scan, statistics are kept) or
@@ -216,7 +215,7 @@ fn layer_sql(inner: &str, i: usize, layer: &Slice, typed: Option<&str>) -> Strin
     };
     let guard = match typed {
         Some("") => None,
-        Some(c) => Some(format!("CASE WHEN {c} THEN COLUMNS(*) ELSE CASE WHEN ({p}) THEN COLUMNS(*) END END")),
+        Some(c) => Some(format!("CASE WHEN {c} OR ({p}) THEN COLUMNS(*) END")),
         None => Some(format!("CASE WHEN ({p}) THEN COLUMNS(*) END")),
     };
     let filter = format!("{from} WHERE ({p})");
