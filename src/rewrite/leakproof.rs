@@ -36,6 +36,11 @@ pub struct LeakProof {
     /// `alias → column` for every select item that renames a column: a filter on the alias is
     /// a filter on the column once DuckDB substitutes it.
     renames: Vec<(String, String)>,
+    /// The names relations go by in the statement (alias, or a table's or CTE's last name part),
+    /// and the qualifiers its two-part column names use: `a.b` is a struct field `b` of a column
+    /// `a` unless `a` names a relation, and a field's comparison is not the column's.
+    named: HashSet<String>,
+    qualifiers: Vec<String>,
 }
 
 impl LeakProof {
@@ -70,6 +75,9 @@ pub fn analyse(stmt: &Statement) -> Option<LeakProof> {
     };
     let mut a = LeakProof::default();
     a.query(q, true).ok()?;
+    if a.qualifiers.iter().any(|q| !a.named.contains(q)) {
+        return None;
+    }
     // What a filter on an alias compares is the column it renames (to a fixpoint: an alias
     // of an alias).
     loop {
@@ -210,6 +218,12 @@ impl LeakProof {
         if renamed {
             return Err(No);
         }
+        let name = match tf {
+            TableFactor::Table { alias: Some(a), .. } | TableFactor::Derived { alias: Some(a), .. } => Some(norm(&a.name.value)),
+            TableFactor::Table { name, .. } => name.0.last().and_then(|p| p.as_ident()).map(|i| norm(&i.value)),
+            _ => None,
+        };
+        self.named.extend(name);
         match tf {
             TableFactor::Table { args: None, with_hints, version: None, partitions, json_path: None, .. }
                 if with_hints.is_empty() && partitions.is_empty() =>
@@ -271,7 +285,7 @@ impl LeakProof {
             }
             | Expr::IsDistinctFrom(left, right)
             | Expr::IsNotDistinctFrom(left, right) => self.compare(left, right),
-            Expr::IsNull(e) | Expr::IsNotNull(e) => match operand(e) {
+            Expr::IsNull(e) | Expr::IsNotNull(e) => match self.op(e) {
                 Some(_) => Ok(()),
                 None => Err(No),
             },
@@ -280,14 +294,14 @@ impl LeakProof {
                 self.compare(expr, high)
             }
             Expr::In { expr, target: InTarget::List(list), .. } => list.iter().try_for_each(|l| self.compare(expr, l)),
-            Expr::In { expr, target: InTarget::Subquery(q), .. } => match operand(expr) {
+            Expr::In { expr, target: InTarget::Subquery(q), .. } => match self.op(expr) {
                 Some(Operand::Column { .. } | Operand::Literal(_)) => self.query(q, false),
                 _ => Err(No),
             },
             Expr::Exists { subquery, .. } => self.query(subquery, false),
             Expr::Like { expr, pattern, escape_char: None, any: false, .. }
             | Expr::ILike { expr, pattern, escape_char: None, any: false, .. } => {
-                match (operand(expr), operand(pattern)) {
+                match (self.op(expr), self.op(pattern)) {
                     (Some(Operand::Column { name, .. }), Some(Operand::Literal(Some(LitKind::Text)))) => {
                         self.needs.push((name, LitKind::Text));
                         Ok(())
@@ -303,7 +317,7 @@ impl LeakProof {
     /// `a <op> b`: a column against a literal (the pair is recorded), literals, aggregates, or
     /// columns of two differently named relations.
     fn compare(&mut self, a: &Expr, b: &Expr) -> R {
-        match (operand(a).ok_or(No)?, operand(b).ok_or(No)?) {
+        match (self.op(a).ok_or(No)?, self.op(b).ok_or(No)?) {
             (Operand::Column { name, .. }, Operand::Literal(k)) | (Operand::Literal(k), Operand::Column { name, .. }) => {
                 if let Some(k) = k {
                     self.needs.push((name, k));
@@ -320,11 +334,20 @@ impl LeakProof {
     /// An expression an outer filter may name: a leak-proof predicate, a column, a literal or an
     /// aggregate.
     fn value(&mut self, e: &Expr) -> R {
-        match operand(e) {
+        match self.op(e) {
             Some(Operand::Aggregate) => self.nested(e),
             Some(_) => Ok(()),
             None => self.pred(e),
         }
+    }
+
+    /// `operand`, noting the qualifier of a column (checked against the relations' names).
+    fn op(&mut self, e: &Expr) -> Option<Operand> {
+        let o = operand(e);
+        if let Some(Operand::Column { qualifier: Some(q), .. }) = &o {
+            self.qualifiers.push(q.clone());
+        }
+        o
     }
 
     /// Anything, as long as the subqueries in it are leak-proof (each is a query block of its own).
@@ -342,7 +365,8 @@ fn operand(e: &Expr) -> Option<Operand> {
     match e {
         Expr::Nested(e) => operand(e),
         Expr::Identifier(i) => Some(Operand::Column { qualifier: None, name: norm(&i.value) }),
-        Expr::CompoundIdentifier(parts) if parts.len() >= 2 => Some(Operand::Column {
+        // `t.col`; three or more parts may be a struct's fields: not an operand.
+        Expr::CompoundIdentifier(parts) if parts.len() == 2 => Some(Operand::Column {
             qualifier: Some(norm(&parts[parts.len() - 2].value)),
             name: norm(&parts[parts.len() - 1].value),
         }),

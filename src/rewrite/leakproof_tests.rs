@@ -67,6 +67,10 @@ fn anything_that_can_raise_is_not_leak_proof() {
         "SELECT * FROM (SELECT x FROM t GROUP BY lower(x), x)",
         "SELECT * FROM (SELECT row_number() OVER () AS r FROM t)",
         "SELECT * FROM (SELECT * REPLACE (1 // x AS x) FROM t)",
+        // a struct's field is not a column: `a.b` with no relation named `a`, or three parts
+        "SELECT * FROM t WHERE rec.f = 42",
+        "SELECT * FROM t x WHERE x.rec.f = 42",
+        "SELECT * FROM t WHERE main.t.c = 1",
         // renaming by position is not followed
         "SELECT * FROM t AS x(a, b) WHERE x.a = 1",
         "SELECT * FROM (SELECT k FROM t) AS x(a) WHERE x.a = 1",
@@ -118,5 +122,8 @@ fn joins_subqueries_and_relations() {
         [n("q", Number)]
     );
     assert!(of("EXPLAIN SELECT * FROM t WHERE id = 1").is_some());
+    assert!(of("SELECT * FROM s.t WHERE t.id = 1").is_some());
+    assert!(of("WITH c AS (SELECT 1 AS x) SELECT * FROM c WHERE c.x = 1").is_some());
+    assert!(of("SELECT * FROM (SELECT 1 AS x) AS d WHERE d.x = 1").is_some());
     assert!(of("SELECT * FROM t LEFT JOIN u USING (id) WHERE u.v = 1").is_some());
 }
