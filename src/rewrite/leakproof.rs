@@ -94,7 +94,9 @@ pub fn analyse(stmt: &Statement) -> Option<LeakProof> {
     }
     a.needs.sort();
     a.needs.dedup();
-    a.single = a.relations == 1;
+    // One relation, and no alias that a filter might name: then every name is that relation's
+    // column (an object without a COLUMNS list is typed only then).
+    a.single = a.relations == 1 && a.renames.is_empty();
     Some(a)
 }
 

@@ -106,6 +106,8 @@ fn a_filter_on_an_alias_is_a_filter_on_the_column_it_renames() {
         [n("a", Number), n("b", Number), n("c", Number)]
     );
     assert!(of("DESCRIBE SELECT * FROM t").is_none());
+    // an alias is no column of the one relation's
+    assert!(!of("SELECT id AS k FROM t WHERE k = 4").unwrap().single);
 }
 
 #[test]
