@@ -440,11 +440,6 @@ impl Visitor for Nested<'_> {
         self.depth -= 1;
         ControlFlow::Continue(())
     }
-
-    fn pre_visit_table_factor(&mut self, _: &TableFactor) -> ControlFlow<()> {
-        // Reached only inside a subquery (already analysed) or where no relation can stand.
-        ControlFlow::Continue(())
-    }
 }
 
 /// The unqualified names an expression uses (select aliases it may name).
