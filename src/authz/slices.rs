@@ -37,7 +37,8 @@ use std::ops::ControlFlow;
 /// statement's shape keeps its guard whatever its numbers are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LitKind {
-    /// Digits, or a decimal or exponent number: safe against numeric columns.
+    /// Up to 19 digits, or a decimal of up to 18 digits with at most 6 after the point (no
+    /// exponent; `rewrite::leakproof` decides): safe against numeric columns.
     Number,
     /// A quoted string: safe against VARCHAR only (against anything else DuckDB casts it per row).
     Text,
