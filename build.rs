@@ -10,6 +10,7 @@ fn main() {
         "cpp/txn.cpp",
         "cpp/client.cpp",
         "cpp/host_parse.cpp",
+        "cpp/leakproof.cpp",
         "cpp/acl_shim.hpp",
         "cpp/acl_ffi.hpp",
     ] {
@@ -26,7 +27,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")

@@ -50,6 +50,9 @@ struct ParsedRefs {
 	vector<FunctionExpression *> qualify;
 };
 
+// The typed guard's bind-time functions (leakproof.cpp); `owner` keeps `state` alive.
+void RegisterLeakproof(ExtensionLoader &loader, shared_ptr<ParserExtensionInfo> owner, AclState *state);
+
 // Throws on a statement it cannot read (the caller refuses it).
 void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
 

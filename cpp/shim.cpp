@@ -333,6 +333,8 @@ void LoadInternal(ExtensionLoader &loader) {
 		loader.RegisterFunction(*info);
 	}
 
+	RegisterLeakproof(loader, parser_info, state);
+
 	AccessInfo access_info {new DatabaseWrapper(), db.GetExtensionAPIV1(), string()};
 	access_info.wrapper->database = make_shared_ptr<DuckDB>(db);
 	duckdb_extension_access access {AccessSetError, AccessGetDatabase, AccessGetApi};

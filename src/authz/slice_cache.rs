@@ -32,6 +32,10 @@ impl Default for SliceCache {
 }
 
 impl SliceCache {
+    pub fn clear(&self) {
+        self.entries.clear();
+    }
+
     /// The subquery for `key`, after `take` accepted its printed size (the rewrite's room: a
     /// statement that would grow past `acl_max_rewrite_bytes` is refused before the copy is made).
     pub fn get_or(

@@ -16,15 +16,20 @@
 //! predicate on the input's own values (`"__acl_ok"`), never on the guarded ones.
 //!
 //! Where every predicate of the principal's statement is leak-proof (`Guard::Typed`, spec 002
-//! "Leak-proof pushdown"), the guard becomes `CASE WHEN <types> OR (<rls>) THEN COLUMNS(*) END`, where
-//! `<types>` says, by `typeof` of the columns the statement compares with literals, that each
-//! comparison is one that cannot raise. DuckDB folds `typeof` at bind time, so the guard is
-//! either the plain columns (filters and join filters reach the scan, statistics are kept) or
-//! the full guard; with nothing to compare it is no guard at all.
+//! "Leak-proof pushdown"), what guards a layer depends on the types of the columns the statement
+//! compares with literals. Those the hook cannot read (no transaction yet), so the SQL asks
+//! DuckDB: `CASE WHEN "system".main.acl_leakproof('<column>', '<kind>', col) … OR (<rls>) THEN
+//! COLUMNS(*) END`, which DuckDB folds at bind time to the plain columns (filters and join
+//! filters reach the scan, statistics are kept) or to the full guard. The function also reports
+//! the type (`types::ColumnTypes`), so the next rewrite knows it: known safe, the layer has no
+//! guard, only `AND "system".main.acl_leakproof_strict('<kind>', col)` in its filter (folded to
+//! TRUE, or the statement is refused if the type changed since, and every type is forgotten); known unsafe, the full guard. With nothing
+//! to compare there is no guard at all.
 //! `acl_claim('k')` becomes the claim's value as a SQL literal (NULL when missing).
 use super::{Layer, View};
 use crate::error::{AclError, Result};
-use crate::policy::{norm, Column, RelationKind, Slice};
+use super::types::{ColumnTypes, Known};
+use crate::policy::{norm, Column, PhysName, RelationKind, Slice};
 use crate::sqltext::ident;
 use sqlparser::ast::{Expr, Query, Value, VisitMut, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
@@ -49,19 +54,47 @@ pub enum LitKind {
 }
 
 impl LitKind {
-    /// The condition, folded by DuckDB at bind time, that column `col` (SQL) compares with a
-    /// literal of this kind without a cast that can fail on a row (probed on DuckDB 2.0: spec 002).
-    fn safe(self, col: &str) -> String {
-        let ty = format!("\"system\".main.typeof({col})");
+    /// Whether a column of DuckDB type `ty` (`LogicalType::ToString`) compares with a literal of
+    /// this kind without a cast that can fail on a row (probed on DuckDB 2.0: spec 002).
+    pub fn admits(self, ty: &str) -> bool {
+        const INTS: [&str; 5] = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"];
         match self {
-            LitKind::Number => format!(
-                "\"system\".main.regexp_full_match({ty}, 'U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL\\([0-9]+,([0-9]|1[0-8])\\)')"
-            ),
-            LitKind::Text => format!("{ty} = 'VARCHAR'"),
-            LitKind::Bool => format!("{ty} = 'BOOLEAN'"),
-            LitKind::Temporal => format!("{ty} IN ('DATE', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE')"),
+            LitKind::Number => {
+                let int = ty.strip_prefix('U').unwrap_or(ty);
+                INTS.contains(&int) || matches!(ty, "FLOAT" | "DOUBLE") || decimal_scale(ty).is_some_and(|s| s <= 18)
+            }
+            LitKind::Text => ty == "VARCHAR",
+            LitKind::Bool => ty == "BOOLEAN",
+            LitKind::Temporal => matches!(ty, "DATE" | "TIMESTAMP" | "TIMESTAMP WITH TIME ZONE"),
         }
     }
+
+    /// The letter the guard's SQL carries (`acl_leakproof(key, kind, col)`).
+    pub fn code(self) -> &'static str {
+        match self {
+            LitKind::Number => "N",
+            LitKind::Text => "T",
+            LitKind::Bool => "B",
+            LitKind::Temporal => "D",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<LitKind> {
+        Some(match code {
+            "N" => LitKind::Number,
+            "T" => LitKind::Text,
+            "B" => LitKind::Bool,
+            "D" => LitKind::Temporal,
+            _ => return None,
+        })
+    }
+}
+
+/// The scale of `DECIMAL(w,s)`.
+fn decimal_scale(ty: &str) -> Option<u32> {
+    let (w, s) = ty.strip_prefix("DECIMAL(")?.strip_suffix(')')?.split_once(',')?;
+    let digits = |x: &str| !x.is_empty() && x.len() <= 2 && x.bytes().all(|b| b.is_ascii_digit());
+    (digits(w) && digits(s)).then(|| s.parse().ok()).flatten()
 }
 
 /// How the guard of each layer is built.
@@ -82,9 +115,9 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
     };
     // A virtual view's body is the operator's SQL: a principal's predicate pushed into it would
     // run the body's expressions on hidden rows. Only tables take the typed guard.
-    let guard = match source {
-        RelationKind::Table(_) => guard,
-        RelationKind::View(_) => Guard::Full,
+    let (guard, table) = match source {
+        RelationKind::Table(t) => (guard, Some(t)),
+        RelationKind::View(_) => (Guard::Full, None),
     };
     if layers.is_empty() {
         sql = format!("SELECT * FROM {sql} AS \"__acl_v\"");
@@ -92,7 +125,13 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
     for (i, layer) in layers.iter().enumerate() {
         let inner = if i == 0 { sql } else { format!("({sql})") };
         sql = match layer {
-            Layer::Slice(slice) => layer_sql(&inner, i, slice, typed_condition(layers, i, guard).as_deref()),
+            Layer::Slice(slice) => {
+                let typing = match table {
+                    Some(t) => typing(layers, i, guard, t, view.types),
+                    None => Typing::Full,
+                };
+                layer_sql(&inner, i, slice, &typing)
+            }
             Layer::Open { rls, open, replace } => open_sql(&inner, i, rls, open, replace),
         };
     }
@@ -125,28 +164,46 @@ fn plain(c: &Column) -> Option<String> {
     }
 }
 
-/// The typed guard's condition for layer `i` (over that layer's input), `Some("")` when there is
-/// nothing to check, `None` for the full guard. Each pair's name is followed from the
-/// principal's columns (the last layer's) down to layer `i`'s input: a name no layer lists is not
-/// this object's and needs nothing; a name masked above layer `i` keeps the full guard (the mask's
-/// output is what is compared, and its type is not known here); a name masked at layer `i` is
-/// guarded by the mask's own guard. Without any column list the object's names are not known: an
-/// unqualified name may be another relation's, so only a single-relation statement is typed.
-fn typed_condition(layers: &[Layer<'_>], i: usize, guard: Guard<'_>) -> Option<String> {
-    let Guard::Typed { needs, single } = guard else { return None };
-    let slices: Vec<&Slice> = layers
+/// What guards layer `i` (over that layer's input) under `Guard::Typed`.
+#[derive(Debug, PartialEq, Eq)]
+enum Typing {
+    /// Every column guarded by the layer's predicate.
+    Full,
+    /// No guard. `checks` (may be empty) are `acl_leakproof_strict(kind, col)` calls AND-ed to the layer's
+    /// filter: each compared column is known (`ColumnTypes`) to be safe, and DuckDB folds each
+    /// call to TRUE at bind time, or refuses the statement if the type changed since.
+    Plain { checks: String },
+    /// `CASE WHEN <probe> OR (<rls>) THEN COLUMNS(*) END`: `acl_leakproof` calls that DuckDB
+    /// folds, by the types it binds, to the plain columns or the full guard (and that report
+    /// the types for the next rewrite).
+    Probe(String),
+}
+
+/// Each pair's name is followed from the principal's columns (the last layer's) down to layer
+/// `i`'s input: a name no layer lists is not this object's and needs nothing; a name masked above
+/// layer `i` keeps the full guard (the mask's output is what is compared, and its type is not
+/// known here); a name masked at layer `i` is guarded by the mask's own guard. Without any column
+/// list the object's names are not known: an unqualified name may be another relation's, so only
+/// a single-relation statement is typed. Below layer `i` the name is followed on to the table's
+/// column, whose type `types` may know.
+fn typing(layers: &[Layer<'_>], i: usize, guard: Guard<'_>, source: &PhysName, types: Option<&ColumnTypes>) -> Typing {
+    let Guard::Typed { needs, single } = guard else { return Typing::Full };
+    let Some(slices) = layers
         .iter()
         .map(|l| match l {
             Layer::Slice(s) => Some(&**s),
             Layer::Open { .. } => None,
         })
-        .collect::<Option<_>>()?;
+        .collect::<Option<Vec<&Slice>>>()
+    else {
+        return Typing::Full;
+    };
     if !slices.iter().any(|s| s.columns.is_some()) && !single && !needs.is_empty() {
-        return None;
+        return Typing::Full;
     }
     // The principal's columns are the topmost list's; a name it does not hold is not this object's.
     let shown = slices.iter().rev().find_map(|s| s.columns.as_ref());
-    let mut conds = BTreeSet::new();
+    let mut found = BTreeSet::new();
     'need: for (name, kind) in needs {
         let mut name = norm(name);
         if shown.is_some_and(|cols| !cols.iter().any(|c| c.name == name)) {
@@ -155,17 +212,51 @@ fn typed_condition(layers: &[Layer<'_>], i: usize, guard: Guard<'_>) -> Option<S
         for (j, s) in slices.iter().enumerate().skip(i).rev() {
             let Some(cols) = &s.columns else { continue };
             // A layer names what the one below it does not have: not typed.
-            let c = cols.iter().find(|c| c.name == name)?;
+            let Some(c) = cols.iter().find(|c| c.name == name) else { return Typing::Full };
             match plain(c) {
                 Some(under) => name = under,
                 None if j == i => continue 'need,
-                None => return None,
+                None => return Typing::Full,
             }
         }
-        conds.insert(kind.safe(&ident(&name)));
+        let mut phys = Some(name.clone());
+        for s in slices[..i].iter().rev() {
+            if let Some(cols) = &s.columns {
+                phys = phys.and_then(|n| cols.iter().find(|c| c.name == n).and_then(plain));
+            }
+        }
+        found.insert((name, phys.map(|p| ColumnTypes::key(source, &p)).unwrap_or_default(), *kind));
     }
-    Some(conds.into_iter().collect::<Vec<_>>().join(" AND "))
+    let known = |key: &str, kind| match types {
+        Some(t) if !key.is_empty() => t.known(key, kind),
+        _ => Known::Unknown,
+    };
+    let mut all_safe = true;
+    for (_, key, kind) in &found {
+        match known(key, *kind) {
+            Known::Unsafe => return Typing::Full,
+            Known::Unknown => all_safe = false,
+            Known::Safe => {}
+        }
+    }
+    // The strict check records nothing (no key: shorter for DuckDB's parser to read); the
+    // probe's key is where the type it binds is recorded.
+    let mut s = String::new();
+    for (n, (name, key, kind)) in found.iter().enumerate() {
+        let sep = if n > 0 { " AND " } else { "" };
+        let (code, col) = (kind.code(), ident(name));
+        let _ = match all_safe {
+            true => write!(s, "{sep}\"system\".main.acl_leakproof_strict('{code}', {col})"),
+            false => write!(s, "{sep}\"system\".main.acl_leakproof('{}', '{code}', {col})", key.replace('\'', "''")),
+        };
+    }
+    if all_safe {
+        Typing::Plain { checks: s }
+    } else {
+        Typing::Probe(s)
+    }
 }
+
 /// The parentheses around each policy expression keep the text's structure while it is put
 /// together; once parsed, the ones directly inside `CASE WHEN … THEN … ELSE … END` and `WHERE …`
 /// (contexts closed by keywords) are dropped: DuckDB's parser backtracks over every one of them,
@@ -175,6 +266,22 @@ struct Unparen;
 fn unparen(e: &mut Expr) {
     while let Expr::Nested(inner) = e {
         *e = std::mem::replace(inner.as_mut(), Expr::value(Value::Null));
+    }
+}
+
+/// The operands of a filter's AND chain (`(<rls>) AND <checks>`) need no parentheses unless one
+/// is an OR (AND binds tighter than OR and looser than everything else).
+fn unparen_and(e: &mut Expr) {
+    use sqlparser::ast::BinaryOperator::{And, Or};
+    if let Expr::BinaryOp { left, op: And, right } = e {
+        for side in [left, right] {
+            if let Expr::Nested(inner) = side.as_ref() {
+                if !matches!(inner.as_ref(), Expr::BinaryOp { op: Or, .. }) {
+                    unparen(side);
+                }
+            }
+            unparen_and(side);
+        }
     }
 }
 
@@ -198,15 +305,15 @@ impl VisitorMut for Unparen {
         if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {
             if let Some(w) = &mut s.selection {
                 unparen(w);
+                unparen_and(w);
             }
         }
         ControlFlow::Continue(())
     }
 }
 
-/// One layer (see the module's comment). `typed`: `None` for the full guard, `Some("")` for
-/// none, `Some(c)` for the guard that DuckDB folds to the plain columns where `c` holds.
-fn layer_sql(inner: &str, i: usize, layer: &Slice, typed: Option<&str>) -> String {
+/// One layer (see the module's comment).
+fn layer_sql(inner: &str, i: usize, layer: &Slice, typing: &Typing) -> String {
     let from = format!("FROM {inner} AS \"__acl_l{i}\"");
     let Some(p) = &layer.rls else {
         return match &layer.columns {
@@ -214,12 +321,12 @@ fn layer_sql(inner: &str, i: usize, layer: &Slice, typed: Option<&str>) -> Strin
             Some(cols) => format!("SELECT {} {from}", column_list(cols, |e| format!("({e})"))),
         };
     };
-    let guard = match typed {
-        Some("") => None,
-        Some(c) => Some(format!("CASE WHEN {c} OR ({p}) THEN COLUMNS(*) END")),
-        None => Some(format!("CASE WHEN ({p}) THEN COLUMNS(*) END")),
+    let (guard, filter) = match typing {
+        Typing::Plain { checks } if checks.is_empty() => (None, format!("{from} WHERE ({p})")),
+        Typing::Plain { checks } => (None, format!("{from} WHERE ({p}) AND {checks}")),
+        Typing::Probe(c) => (Some(format!("CASE WHEN {c} OR ({p}) THEN COLUMNS(*) END")), format!("{from} WHERE ({p})")),
+        Typing::Full => (Some(format!("CASE WHEN ({p}) THEN COLUMNS(*) END")), format!("{from} WHERE ({p})")),
     };
-    let filter = format!("{from} WHERE ({p})");
     match (&layer.columns, guard) {
         (None, None) => format!("SELECT * {filter}"),
         (None, Some(g)) => format!("SELECT {g} {filter}"),

@@ -84,6 +84,10 @@ impl std::fmt::Debug for HostParse {
 pub(super) const MAX_BATCH_BYTES: usize = 16 * 1024;
 
 impl BatchCache {
+    pub fn clear(&self) {
+        self.entries.clear();
+    }
+
     pub fn get(&self, query: &str) -> Option<Arc<BatchEntry>> {
         self.entries.get(query).map(|e| Arc::clone(&e))
     }

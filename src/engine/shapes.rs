@@ -139,6 +139,11 @@ impl Default for ShapeCache {
 }
 
 impl ShapeCache {
+    pub fn clear(&self) {
+        self.entries.clear();
+        self.seen.clear();
+    }
+
     /// Records `shape` as met; true if it had been met before (time to learn it).
     pub fn met_before(&self, shape: &Shape<'_>) -> bool {
         if self.seen.contains_key(&shape.key) {

@@ -51,15 +51,27 @@ pub struct RewriteCache {
     /// built from the policy's SQL pieces and parsed once, then cloned (parsing it was most of a
     /// cold statement's rewrite on a policy object).
     pub slices: SliceCache,
+    /// The physical column types the typed guard has seen bound (spec 002, "Known types").
+    pub types: crate::authz::ColumnTypes,
 }
 
 impl Default for RewriteCache {
     fn default() -> RewriteCache {
-        RewriteCache { entries: Bounded::new(REWRITES_BYTES, MAX_ENTRIES), slices: SliceCache::default() }
+        RewriteCache {
+            entries: Bounded::new(REWRITES_BYTES, MAX_ENTRIES),
+            slices: SliceCache::default(),
+            types: Default::default(),
+        }
     }
 }
 
 impl RewriteCache {
+    /// Drops every rewrite (the column types they were chosen by changed); keeps the types.
+    pub fn forget(&self) {
+        self.entries.clear();
+        self.slices.clear();
+    }
+
     pub fn get_or(
         &self,
         version: u64,

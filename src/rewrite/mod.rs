@@ -183,7 +183,7 @@ pub fn principal_batch(
         let room = limit.saturating_sub(sql.len() + if sql.is_empty() { 0 } else { 2 });
         let mut rewrite = || -> Result<Cached> {
             if decided.is_none() {
-                let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who).with_expiry(exp);
+                let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who).with_types(&cache.types).with_expiry(exp);
                 decided = Some((view, FnGate::new(policy, principal)));
             }
             let (view, fns) = decided.as_ref().expect("set above");
