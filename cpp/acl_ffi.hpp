@@ -168,6 +168,15 @@ struct AclHostParse {
 /// Receives one (name, type) pair from the shim: `user` as passed, two strings with their lengths.
 using AclColumnSink = void(*)(void *user, const char *name, size_t name_len, const char *ty, size_t ty_len);
 
+/// One hole of a shape: where its literal stands in the kept parse's rewrite (`old_at`, the text
+/// DuckDB parsed) and in this instance's (`new_at`), and both literals' texts.
+struct AclSubst {
+    uint64_t old_at;
+    AclStr old_text;
+    uint64_t new_at;
+    AclStr new_text;
+};
+
 extern "C" {
 
 extern void acl_shim_init(void *loader);
@@ -354,6 +363,37 @@ extern bool acl_shim_schema_objects(duckdb_client_context ctx,
                                     size_t schema_len,
                                     AclColumnSink sink,
                                     void *user);
+
+/// The kept parse of the shape this batch is an instance of, or null (none yet, or the batch is
+/// no instance of a learned shape). With it, `substs`/`n` point at the holes (valid while the
+/// output lives) and `kept_text` at the rewrite the parse came from.
+///
+/// # Safety
+/// `check` is null or the `AclOut::check` of a live output; `substs`, `n` and `kept_text` are
+/// writable.
+const void *acl_rs_shape_parsed(const AclChecks *check, const AclSubst **substs, size_t *n, AclStr *kept_text);
+
+/// Whether this batch is an instance of a learned shape that has no kept parse yet (so
+/// `acl_rs_shape_put` would keep one).
+///
+/// # Safety
+/// `check` is null or the `AclOut::check` of a live output.
+bool acl_rs_shape_wanted(const AclChecks *check);
+
+/// Keeps DuckDB's parse of this batch (after the second check passed on it) as its shape's kept
+/// parse. Takes ownership of `parsed` in every case: with no shape, or one already kept, it is
+/// freed at once with `free`.
+///
+/// # Safety
+/// As `acl_rs_shape_wanted`; `parsed` is freed only through `free`, which must not unwind.
+void acl_rs_shape_put(const AclChecks *check, void *parsed, void (*free)(void*));
+
+/// The shim copied this statement from its shape's kept parse (`copied`), or had one and parsed
+/// the text instead: counted for `acl_status()`.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`.
+void acl_rs_shape_copied(const AclState *state, bool copied);
 
 /// cpp/shim.cpp: a new connection to the instance, or null once it is gone (or on a failure).
 extern duckdb_connection acl_shim_db_connect(const AclDb *db);

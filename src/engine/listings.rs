@@ -66,6 +66,8 @@ const STATUS_COLUMNS: &[(&str, Ty)] = &[
     ("function_categories", Ty::Int),
     ("virtual_functions", Ty::Int),
     ("process_instances", Ty::Int),
+    ("shape_parse_copies", Ty::Int),
+    ("shape_parse_fallbacks", Ty::Int),
 ];
 
 fn status_rows(state: &State) -> Vec<Row> {

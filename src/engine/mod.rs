@@ -29,7 +29,7 @@ pub mod watch;
 pub use admin::Commands;
 pub use kept::{BatchCache, BatchEntry, HostParse};
 pub use principal::owner;
-pub use shapes::{Shape, ShapeCache};
+pub use shapes::{Shape, ShapeCache, ShapeParse, ShapeUse, Substitution};
 pub use state::{live_states, HostDb, State, Writer};
 
 use crate::error::{AclError, Result};
@@ -99,6 +99,9 @@ pub struct Rewritten {
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it once the shim
     /// has parsed and checked it.
     pub kept: Option<Arc<BatchEntry>>,
+    /// The learned shape this batch is an instance of: its kept parse, copied with this
+    /// instance's numbers, stands in for DuckDB's parse (spec 012, "Kept parse per shape").
+    pub shape: Option<ShapeUse>,
 }
 
 /// Past this many tokens a statement is rewritten on a thread with a large stack: parsing,
@@ -135,18 +138,21 @@ fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings, toke
         let Some(batch) = prefix::split(query, tokens)? else { return Ok(None) };
         let policy = state.policy();
         let shape = Shape::of(query, tokens, &batch);
-        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, settings, s));
-        let output = match reused {
-            Some(output) => output,
+        let reused = shape.as_ref().and_then(|s| state.shapes.apply_use(&policy, &state.tokens, settings, s));
+        let (output, used) = match reused {
+            Some((output, used)) => (output, Some(used)),
             None => {
                 let output = self::batch(state, &policy, settings, &batch, tokenize)?;
-                if let Some(shape) = shape.as_ref().filter(|s| state.shapes.met_before(s)) {
-                    learn_shape(state, &policy, settings, shape, tokens, &output, tokenize);
-                }
-                output
+                let used = shape
+                    .as_ref()
+                    .filter(|s| state.shapes.met_before(s))
+                    .and_then(|shape| learn_shape(state, &policy, settings, shape, tokens, &output, tokenize));
+                (output, used)
             }
         };
-        Ok(Some(keep(state, query, &policy, output)))
+        let mut rewritten = keep(state, query, &policy, output);
+        rewritten.shape = used;
+        Ok(Some(rewritten))
     })();
     match result {
         Ok(None) => Outcome::NotOurs,
@@ -225,6 +231,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
         principal: out.principal,
         native: out.native,
         kept,
+        shape: None,
     }
 }
 
@@ -242,6 +249,7 @@ impl Rewritten {
             principal: o.principal.clone(),
             native: o.native,
             kept: Some(entry),
+            shape: None,
         }
     }
 }
@@ -255,12 +263,11 @@ fn learn_shape(
     tokens: &[Token],
     actual: &Output,
     tokenize: &dyn Tokenize,
-) {
+) -> Option<ShapeUse> {
     let (text, shifted) = shape.sentinel_query(tokens);
-    let Ok(Some(sentinel)) = prefix::split(&text, &shifted) else { return };
-    if let Ok(sentinel) = batch(state, policy, settings, &sentinel, tokenize) {
-        state.shapes.learn(shape, actual, &sentinel);
-    }
+    let sentinel = prefix::split(&text, &shifted).ok()??;
+    let sentinel = batch(state, policy, settings, &sentinel, tokenize).ok()?;
+    state.shapes.learn(shape, actual, &sentinel)
 }
 
 /// The tokenizer as the big-stack thread takes it.

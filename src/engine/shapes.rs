@@ -111,6 +111,9 @@ impl<'q> Shape<'q> {
 /// A learned shape: the rewrite cut at the literals, and what else the rewrite produced.
 #[derive(Debug)]
 pub struct ShapeEntry {
+    /// DuckDB's parse of one instance's rewrite, once the shim has parsed and checked it: a later
+    /// instance copies it with its own numbers put into the constants (`ShapeUse::substitutions`).
+    parsed: std::sync::OnceLock<ShapeParse>,
     version: u64,
     token: Option<String>,
     who: String,
@@ -125,7 +128,107 @@ pub struct ShapeEntry {
     expires: i64,
 }
 
+/// DuckDB's parse of the rewrite of one instance of a shape, and that instance's literals.
+#[derive(Debug)]
+pub struct ShapeParse {
+    host: super::HostParse,
+    /// By literal index, as in `Shape::literal`.
+    literals: Vec<String>,
+    /// The rewrite it is the parse of.
+    sql: String,
+}
+
+/// One instance of a learned shape on its way to the shim: the entry and the instance's
+/// literals, by literal index.
+#[derive(Debug)]
+pub struct ShapeUse {
+    entry: Arc<ShapeEntry>,
+    literals: Vec<String>,
+}
+
+/// Where one literal stands in the kept parse's rewrite and in this instance's, and its two texts.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Substitution<'a> {
+    pub old_at: usize,
+    pub old: &'a str,
+    pub new_at: usize,
+    pub new: &'a str,
+}
+
+impl ShapeUse {
+    fn new(entry: Arc<ShapeEntry>, shape: &Shape<'_>) -> ShapeUse {
+        let literals = (0..shape.literals.len()).map(|i| shape.literal(i).to_string()).collect();
+        ShapeUse { entry, literals }
+    }
+
+    /// The kept parse of the shape, if the shim has handed one over.
+    pub fn parsed(&self) -> Option<&ShapeParse> {
+        self.entry.parsed.get()
+    }
+
+    /// Whether the shim should hand over its parse of this instance.
+    pub fn parse_wanted(&self) -> bool {
+        self.entry.parsed.get().is_none()
+    }
+
+    /// Keeps the shim's parse of this instance's rewrite (after the second check passed on it);
+    /// a parse already kept stays, and this one is freed.
+    pub fn keep_parse(&self, host: super::HostParse) {
+        let sql = self.entry.render(&self.literals);
+        let _ = self.entry.parsed.set(ShapeParse { host, literals: self.literals.clone(), sql });
+    }
+
+    /// Per hole, in text order: where its literal stands in the kept parse's rewrite and in this
+    /// instance's, with both texts. The rewrites differ in nothing else (`ShapeCache::learn`).
+    pub fn substitutions<'a>(&'a self, kept: &'a ShapeParse) -> Vec<Substitution<'a>> {
+        let e = &self.entry;
+        let (mut old_at, mut new_at) = (0, 0);
+        let mut out = Vec::with_capacity(e.holes.len());
+        for (i, &h) in e.holes.iter().enumerate() {
+            old_at += e.pieces[i].len();
+            new_at += e.pieces[i].len();
+            let (old, new) = (kept.literals[h].as_str(), self.literals[h].as_str());
+            out.push(Substitution { old_at, old, new_at, new });
+            old_at += old.len();
+            new_at += new.len();
+        }
+        out
+    }
+}
+
+impl ShapeParse {
+    pub fn ptr(&self) -> *const std::ffi::c_void {
+        self.host.ptr()
+    }
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+}
+
+impl ShapeEntry {
+    /// The rewrite with `literals` (by literal index) in the holes.
+    fn render(&self, literals: &[String]) -> String {
+        let mut sql = String::with_capacity(self.pieces.iter().map(String::len).sum::<usize>() + 20 * self.holes.len());
+        for (i, piece) in self.pieces.iter().enumerate() {
+            sql.push_str(piece);
+            if let Some(&h) = self.holes.get(i) {
+                sql.push_str(&literals[h]);
+            }
+        }
+        sql
+    }
+}
+
+/// How often the shim copied a kept shape parse (`acl_status().shape_parse_copies`), and how
+/// often it had one but parsed instead (`shape_parse_fallbacks`: a hole its walk did not find once).
+#[derive(Default)]
+pub struct ShapeStats {
+    pub copies: std::sync::atomic::AtomicU64,
+    pub fallbacks: std::sync::atomic::AtomicU64,
+}
+
 pub struct ShapeCache {
+    pub stats: ShapeStats,
     entries: Bounded<String, Arc<ShapeEntry>>,
     /// Keys met once: learning costs a second rewrite, so a shape is learned the second time it
     /// is met (a statement whose shape never comes back pays only this entry).
@@ -134,7 +237,11 @@ pub struct ShapeCache {
 
 impl Default for ShapeCache {
     fn default() -> ShapeCache {
-        ShapeCache { entries: Bounded::new(SHAPES_BYTES, MAX_SHAPES), seen: Bounded::new(SEEN_BYTES, MAX_SHAPES) }
+        ShapeCache {
+            stats: ShapeStats::default(),
+            entries: Bounded::new(SHAPES_BYTES, MAX_SHAPES),
+            seen: Bounded::new(SEEN_BYTES, MAX_SHAPES),
+        }
     }
 }
 
@@ -162,6 +269,17 @@ impl ShapeCache {
         settings: &crate::rewrite::Settings,
         shape: &Shape<'_>,
     ) -> Option<Output> {
+        self.apply_use(policy, tokens, settings, shape).map(|(out, _)| out)
+    }
+
+    /// As `apply`, with the shape's entry for the shim (its kept parse).
+    pub fn apply_use(
+        &self,
+        policy: &crate::policy::Policy,
+        tokens: &crate::auth::TokenCache,
+        settings: &crate::rewrite::Settings,
+        shape: &Shape<'_>,
+    ) -> Option<(Output, ShapeUse)> {
         let entry = Arc::clone(&*self.entries.get(&shape.key)?);
         if !super::principal::still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who) {
             return None;
@@ -177,7 +295,7 @@ impl ShapeCache {
                 sql.push_str(shape.literal(h));
             }
         }
-        Some(Output {
+        let out = Output {
             sql,
             statements: entry.statements,
             names: entry.names.clone(),
@@ -187,13 +305,15 @@ impl ShapeCache {
             reuse: Some(Reuse { token: entry.token.clone(), who: entry.who.clone() }),
             principal: entry.principal.clone(),
             native: false,
-        })
+        };
+        Some((out, ShapeUse::new(entry, shape)))
     }
 
     /// Learns `shape` from `actual` (its real rewrite) and `sentinel` (the rewrite of its
-    /// sentinel query), if they prove the rewrite does not depend on the literals.
-    pub fn learn(&self, shape: &Shape<'_>, actual: &Output, sentinel: &Output) {
-        let Some(reuse) = &actual.reuse else { return };
+    /// sentinel query), if they prove the rewrite does not depend on the literals; the learned
+    /// entry as this instance's use of it.
+    pub fn learn(&self, shape: &Shape<'_>, actual: &Output, sentinel: &Output) -> Option<ShapeUse> {
+        let reuse = actual.reuse.as_ref()?;
         if sentinel.names != actual.names
             || sentinel.checks != actual.checks
             || sentinel.statements != actual.statements
@@ -201,9 +321,9 @@ impl ShapeCache {
             || sentinel.reuse != actual.reuse
             || sentinel.principal != actual.principal
         {
-            return;
+            return None;
         }
-        let Some((pieces, holes)) = cut(&sentinel.sql, shape.literals.len()) else { return };
+        let (pieces, holes) = cut(&sentinel.sql, shape.literals.len())?;
         let mut rebuilt = String::with_capacity(actual.sql.len());
         for (i, piece) in pieces.iter().enumerate() {
             rebuilt.push_str(piece);
@@ -212,9 +332,10 @@ impl ShapeCache {
             }
         }
         if rebuilt != actual.sql {
-            return;
+            return None;
         }
         let entry = ShapeEntry {
+            parsed: Default::default(),
             version: actual.version,
             token: reuse.token.clone(),
             who: reuse.who.clone(),
@@ -232,8 +353,12 @@ impl ShapeCache {
             + texts(&entry.pieces)
             + entry.holes.len() * std::mem::size_of::<usize>()
             + entry.names.len()
-            + entry.checks.iter().flatten().map(|a| crate::rewrite::allowed_bytes(a)).sum::<usize>();
-        self.entries.insert(shape.key.clone(), Arc::new(entry), size);
+            + entry.checks.iter().flatten().map(|a| crate::rewrite::allowed_bytes(a)).sum::<usize>()
+            // the kept parse, and the rewrite it came from
+            + actual.sql.len() * (1 + super::kept::HOST_PARSE_PER_BYTE);
+        let entry = Arc::new(entry);
+        self.entries.insert(shape.key.clone(), Arc::clone(&entry), size);
+        Some(ShapeUse::new(entry, shape))
     }
 }
 

@@ -146,5 +146,7 @@ pub fn status(state: &State) -> Vec<(&'static str, Option<String>)> {
         ("function_categories", n(p.functions.categories.len())),
         ("virtual_functions", n(p.functions.virtuals.len())),
         ("process_instances", n(super::live_states())),
+        ("shape_parse_copies", Some(state.shapes.stats.copies.load(std::sync::atomic::Ordering::Relaxed).to_string())),
+        ("shape_parse_fallbacks", Some(state.shapes.stats.fallbacks.load(std::sync::atomic::Ordering::Relaxed).to_string())),
     ]
 }

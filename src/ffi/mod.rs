@@ -6,6 +6,7 @@ mod host;
 mod host_sql;
 mod listing;
 mod meta;
+mod shape;
 mod sql;
 mod store;
 mod table_fn;
@@ -32,6 +33,9 @@ pub struct Checks {
     entry: Option<Arc<engine::BatchEntry>>,
     /// The instance's built-ins: a bare call in DuckDB's parse must be one (`defence::check`).
     host: Arc<crate::policy::functions::HostFunctions>,
+    /// The learned shape the batch is an instance of (`acl_rs_shape_*`), and its holes once asked.
+    shape: Option<engine::ShapeUse>,
+    substs: std::cell::OnceCell<Vec<shape::AclSubst>>,
 }
 
 extern "C-unwind" {
@@ -170,6 +174,8 @@ fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> AclStatus {
                 native: r.native,
                 entry: r.kept,
                 host: state.host_functions(),
+                shape: r.shape,
+                substs: Default::default(),
             };
             out.check = Box::into_raw(Box::new(checks));
             AclStatus::Rewritten

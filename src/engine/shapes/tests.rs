@@ -166,6 +166,55 @@ fn a_rewrite_that_depends_on_its_numbers_is_not_learned() {
     assert_eq!(s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape).unwrap(), actual);
 }
 
+/// A stand-in for the shim's parse: nothing to free.
+unsafe extern "C" fn no_free(_: *mut std::ffi::c_void) {}
+
+#[test]
+fn a_later_instance_finds_each_literal_where_the_kept_parse_has_it() {
+    let s = state();
+    let q = |a: &str, b: &str| {
+        format!("ACL ROLE \"analyst\" SELECT id + {a}, {b} FROM big WHERE id BETWEEN {a} AND {b} ORDER BY 1 LIMIT {b}")
+    };
+    fn shape_of(q: &str) -> (Shape<'_>, Vec<Token>) {
+        let toks = tokenize(q);
+        let batch = prefix::split(q, &toks).unwrap().unwrap();
+        (Shape::of(q, &toks, &batch).unwrap(), toks)
+    }
+    through_shapes(&s, &q("1", "2"));
+    // learned the second time; the shim keeps that instance's parse once its check passed
+    let q2 = q("42", "7");
+    let (shape2, toks2) = shape_of(&q2);
+    let actual = direct(&s, &q2);
+    let (text, shifted) = shape2.sentinel_query(&toks2);
+    let sentinel = run_batch(&s, &s.policy(), &SETTINGS, &prefix::split(&text, &shifted).unwrap().unwrap(), &no_tokens).unwrap();
+    let used = s.shapes.learn(&shape2, &actual, &sentinel).expect("learned");
+    assert!(used.parsed().is_none() && used.parse_wanted());
+    // SAFETY: a pointer never read, freed by a function that does nothing.
+    used.keep_parse(unsafe { crate::engine::HostParse::new(std::ptr::NonNull::dangling().as_ptr(), no_free) });
+    assert!(!used.parse_wanted());
+    // a later instance: each hole's literal, in the kept rewrite and in its own
+    let q3 = q("123456", "0");
+    let (shape3, _) = shape_of(&q3);
+    let (out3, used3) = s.shapes.apply_use(&s.policy(), &s.tokens, &SETTINGS, &shape3).expect("applied");
+    assert_eq!(out3, direct(&s, &q3));
+    let kept = used3.parsed().expect("the kept parse");
+    assert_eq!(kept.sql(), actual.sql);
+    let subs = used3.substitutions(kept);
+    assert_eq!(subs.iter().map(|x| (x.old, x.new)).collect::<Vec<_>>(), [("42", "123456"), ("7", "0"), ("42", "123456"), ("7", "0"), ("1", "1"), ("7", "0")]);
+    let mut rest = (String::new(), String::new());
+    let (mut old_end, mut new_end) = (0, 0);
+    for x in &subs {
+        assert_eq!(&kept.sql()[x.old_at..x.old_at + x.old.len()], x.old);
+        assert_eq!(&out3.sql[x.new_at..x.new_at + x.new.len()], x.new);
+        rest.0.push_str(&kept.sql()[old_end..x.old_at]);
+        rest.1.push_str(&out3.sql[new_end..x.new_at]);
+        (old_end, new_end) = (x.old_at + x.old.len(), x.new_at + x.new.len());
+    }
+    rest.0.push_str(&kept.sql()[old_end..]);
+    rest.1.push_str(&out3.sql[new_end..]);
+    assert_eq!(rest.0, rest.1, "the two rewrites differ only in the holes");
+}
+
 /// No tokenizer (the batch is split already) and no DuckDB to print statements.
 fn no_tokens(_: &str) -> crate::error::Result<Vec<crate::prefix::Token>> {
     Err(crate::error::AclError::internal("no tokenizer in this test"))
