@@ -11,6 +11,7 @@ fn main() {
         "cpp/client.cpp",
         "cpp/host_parse.cpp",
         "cpp/leakproof.cpp",
+        "cpp/kept.cpp",
         "cpp/acl_shim.hpp",
         "cpp/acl_ffi.hpp",
     ] {
@@ -27,7 +28,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")

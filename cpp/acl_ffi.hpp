@@ -229,7 +229,8 @@ AclStatus acl_rs_rewrite(const AclState *state,
 /// `check` is null or the `AclOut::check` of a live output; the pointer stays valid while it is.
 const void *acl_rs_parsed_get(const AclChecks *check);
 
-/// Whether this batch has a cache entry without a parse yet (so `acl_rs_parsed_put` would keep one).
+/// Whether this batch has a cache entry met before without a parse yet (so `acl_rs_parsed_put`
+/// would keep one): a text's parse is kept the second time it is met, not the first.
 ///
 /// # Safety
 /// As `acl_rs_parsed_get`.

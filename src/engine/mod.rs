@@ -99,6 +99,9 @@ pub struct Rewritten {
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it once the shim
     /// has parsed and checked it.
     pub kept: Option<Arc<BatchEntry>>,
+    /// `kept` is a batch met before (a batch-cache hit): only then is DuckDB's parse of it worth
+    /// keeping (copying a parse costs about a fifth of making one; most texts never come back).
+    pub repeat: bool,
     /// The learned shape this batch is an instance of: its kept parse, copied with this
     /// instance's numbers, stands in for DuckDB's parse (spec 012, "Kept parse per shape").
     pub shape: Option<ShapeUse>,
@@ -231,6 +234,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
         principal: out.principal,
         native: out.native,
         kept,
+        repeat: false,
         shape: None,
     }
 }
@@ -249,6 +253,7 @@ impl Rewritten {
             principal: o.principal.clone(),
             native: o.native,
             kept: Some(entry),
+            repeat: true,
             shape: None,
         }
     }

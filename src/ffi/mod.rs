@@ -31,6 +31,8 @@ pub struct Checks {
     native: bool,
     /// The batch cache's entry for this batch, which keeps DuckDB's parse of it (`acl_rs_parsed_*`).
     entry: Option<Arc<engine::BatchEntry>>,
+    /// The entry was met before (`Rewritten::repeat`): its parse is worth keeping.
+    repeat: bool,
     /// The instance's built-ins: a bare call in DuckDB's parse must be one (`defence::check`).
     host: Arc<crate::policy::functions::HostFunctions>,
     /// The learned shape the batch is an instance of (`acl_rs_shape_*`), and its holes once asked.
@@ -173,6 +175,7 @@ fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> AclStatus {
                 off: state.faults.no_defence,
                 native: r.native,
                 entry: r.kept,
+                repeat: r.repeat,
                 host: state.host_functions(),
                 shape: r.shape,
                 substs: Default::default(),
@@ -209,7 +212,8 @@ pub unsafe extern "C" fn acl_rs_parsed_get(check: *const Checks) -> *const c_voi
         .unwrap_or(std::ptr::null())
 }
 
-/// Whether this batch has a cache entry without a parse yet (so `acl_rs_parsed_put` would keep one).
+/// Whether this batch has a cache entry met before without a parse yet (so `acl_rs_parsed_put`
+/// would keep one): a text's parse is kept the second time it is met, not the first.
 ///
 /// # Safety
 /// As `acl_rs_parsed_get`.
@@ -220,7 +224,8 @@ pub unsafe extern "C" fn acl_rs_parsed_wanted(check: *const Checks) -> bool {
     }
     // SAFETY: as in `acl_rs_parsed_get`.
     let checks = unsafe { &*check };
-    catch_unwind(AssertUnwindSafe(|| checks.entry.as_ref().is_some_and(|e| e.parsed.get().is_none()))).unwrap_or(false)
+    catch_unwind(AssertUnwindSafe(|| checks.repeat && checks.entry.as_ref().is_some_and(|e| e.parsed.get().is_none())))
+        .unwrap_or(false)
 }
 
 /// Keeps DuckDB's parse of this batch (after the second check passed on it) with the batch

@@ -167,6 +167,9 @@ fn a_rewrite_that_depends_on_its_numbers_is_not_learned() {
 }
 
 /// A stand-in for the shim's parse: nothing to free.
+///
+/// # Safety
+/// Reads nothing; any pointer will do.
 unsafe extern "C" fn no_free(_: *mut std::ffi::c_void) {}
 
 #[test]
