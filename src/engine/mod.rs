@@ -190,7 +190,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<
         checks: done.checks,
         version: policy.version,
         expires: expires(who.exp),
-        reuse: Some(Reuse { token: who.token, who: rewrite::who(&who.principal) }),
+        reuse: Some(Reuse { token: who.token, who: done.who }),
         principal: owner(&batch.prefix),
         native: false,
     })

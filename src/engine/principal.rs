@@ -87,5 +87,12 @@ pub fn owner(prefix: &Prefix) -> String {
         }
         Prefix::Admin | Prefix::Session(_) => return String::new(),
     }
-    h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
+    // One string, no formatter: this runs for every principal's batch.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(32);
+    for b in &h.finalize()[..16] {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+    out
 }

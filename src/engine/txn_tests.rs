@@ -49,6 +49,8 @@ fn the_owner_is_the_role_or_the_tokens_issuer_and_subject() {
     assert_eq!(role("analyst").len(), 32);
     assert!(role("analyst").bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
     assert_eq!(role("Analyst"), role("analyst"), "role names fold as DuckDB folds them");
+    // the first 128 bits of SHA-256("role\0r"), as Python's hashlib gives them
+    assert_eq!(role("r"), "e2de68ce1d03ca78ff219319d587ee78");
     assert_ne!(role("analyst"), role("clerk"));
     let alice = tok(serde_json::json!({"iss": "https://idp", "sub": "alice", "exp": 1}));
     assert_eq!(alice, tok(serde_json::json!({"iss": "https://idp", "sub": "alice", "exp": 2, "jti": "x"})), "a refreshed token");

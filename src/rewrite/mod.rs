@@ -160,6 +160,8 @@ pub struct Statements {
     pub sql: String,
     pub names: String,
     pub checks: Vec<Option<Arc<Allowed>>>,
+    /// `who(principal)`, which the batch was decided for (computed once per batch).
+    pub who: String,
 }
 
 /// The statements of a batch under one principal (from a token with `exp`, if any), each from the
@@ -209,7 +211,7 @@ pub fn principal_batch(
         checks.push(Some(done.allowed.clone()));
     }
     // A principal's batch always has a blob (its errors are all translated).
-    Ok(Statements { sql, names: errors::names_blob(&mut names), checks })
+    Ok(Statements { sql, names: errors::names_blob(&mut names), checks, who })
 }
 
 fn push(out: &mut String, stmt: &str) {
