@@ -141,7 +141,7 @@ fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings, toke
         let Some(batch) = prefix::split(query, tokens)? else { return Ok(None) };
         let policy = state.policy();
         let shape = Shape::of(query, tokens, &batch);
-        let reused = shape.as_ref().and_then(|s| state.shapes.apply_use(&policy, &state.tokens, settings, s));
+        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, settings, s));
         let (output, used) = match reused {
             Some((output, used)) => (output, Some(used)),
             None => {

@@ -261,19 +261,9 @@ impl ShapeCache {
     }
 
     /// The rewrite of `shape` from a learned shape, if one holds now (same policy version; a
-    /// token judged again and still the same principal).
+    /// token judged again and still the same principal), and the shape's entry for the shim
+    /// (its kept parse).
     pub fn apply(
-        &self,
-        policy: &crate::policy::Policy,
-        tokens: &crate::auth::TokenCache,
-        settings: &crate::rewrite::Settings,
-        shape: &Shape<'_>,
-    ) -> Option<Output> {
-        self.apply_use(policy, tokens, settings, shape).map(|(out, _)| out)
-    }
-
-    /// As `apply`, with the shape's entry for the shim (its kept parse).
-    pub fn apply_use(
         &self,
         policy: &crate::policy::Policy,
         tokens: &crate::auth::TokenCache,

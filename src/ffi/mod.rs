@@ -240,18 +240,36 @@ pub unsafe extern "C" fn acl_rs_parsed_put(
     parsed: *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
 ) {
+    // SAFETY: the caller's contract, which is `hand_over`'s.
+    unsafe {
+        hand_over(check, parsed, free, |checks, parse| {
+            if let Some(entry) = &checks.entry {
+                let _ = entry.parsed.set(parse); // already set: this one drops (is freed) here
+            }
+        })
+    }
+}
+
+/// Takes ownership of a parse the shim hands over and gives it to `keep` with the batch's
+/// checks; with no checks, or on a panic, it is freed (once, when it drops).
+///
+/// # Safety
+/// `check` is null or the `AclOut::check` of a live output; `parsed` is freed only through
+/// `free`, which must not unwind.
+unsafe fn hand_over(
+    check: *const Checks,
+    parsed: *mut c_void,
+    free: unsafe extern "C" fn(*mut c_void),
+    keep: impl FnOnce(&Checks, engine::HostParse),
+) {
     // SAFETY: the caller's contract: `parsed` is ours to free through `free`, once.
     let parse = unsafe { engine::HostParse::new(parsed, free) };
     if check.is_null() {
         return;
     }
-    // SAFETY: as in `acl_rs_parsed_get`.
+    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
     let checks = unsafe { &*check };
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        if let Some(entry) = &checks.entry {
-            let _ = entry.parsed.set(parse); // already set: this one drops (is freed) here
-        }
-    }));
+    let _ = catch_unwind(AssertUnwindSafe(|| keep(checks, parse)));
 }
 
 

@@ -94,18 +94,14 @@ pub unsafe extern "C" fn acl_rs_shape_wanted(check: *const Checks) -> bool {
 /// As `acl_rs_shape_wanted`; `parsed` is freed only through `free`, which must not unwind.
 #[no_mangle]
 pub unsafe extern "C" fn acl_rs_shape_put(check: *const Checks, parsed: *mut c_void, free: unsafe extern "C" fn(*mut c_void)) {
-    // SAFETY: the caller's contract: `parsed` is ours to free through `free`, once.
-    let parse = unsafe { engine::HostParse::new(parsed, free) };
-    if check.is_null() {
-        return;
+    // SAFETY: the caller's contract, which is `hand_over`'s.
+    unsafe {
+        super::hand_over(check, parsed, free, |checks, parse| {
+            if let Some(used) = &checks.shape {
+                used.keep_parse(parse);
+            }
+        })
     }
-    // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
-    let checks = unsafe { &*check };
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        if let Some(used) = &checks.shape {
-            used.keep_parse(parse);
-        }
-    }));
 }
 
 /// The shim copied this statement from its shape's kept parse (`copied`), or had one and parsed
