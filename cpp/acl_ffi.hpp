@@ -143,7 +143,8 @@ struct AclRef {
     uint32_t region;
 };
 
-/// A string the shim owns, readable for the duration of the call it is passed to.
+/// A string the shim owns, readable for the duration of the call it is passed to (or one Rust
+/// owns, readable while the output that holds it lives).
 struct AclStr {
     const char *ptr;
     size_t len;
@@ -168,8 +169,9 @@ struct AclHostParse {
 /// Receives one (name, type) pair from the shim: `user` as passed, two strings with their lengths.
 using AclColumnSink = void(*)(void *user, const char *name, size_t name_len, const char *ty, size_t ty_len);
 
-/// One hole of a shape: where its literal stands in the kept parse's rewrite (`old_at`, the text
-/// DuckDB parsed) and in this instance's (`new_at`), and both literals' texts.
+/// One hole of a statement shape (`acl_rs_shape_parsed`): where its literal stands in the kept
+/// parse's rewrite (`old_at`, the text DuckDB parsed) and in this instance's (`new_at`), and both
+/// literals' texts.
 struct AclSubst {
     uint64_t old_at;
     AclStr old_text;

@@ -142,37 +142,12 @@ GetSQLValueFunctionReturnType AclValueFunction(PlannerExtensionInput &input, con
                                                unique_ptr<ParsedExpression> &result);
 
 // ---- Kept parses (kept.cpp) ----
-// DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
-// second check passed on it: a repeated batch copies these statements instead of parsing again.
-// The parse depends on the text and on the caller's parser options, so it is used only under
-// the same options; the entry holds only under the policy version it was decided with.
-struct ParsedBatch {
-	IdentifierCaseMode identifier_case_mode;
-	bool integer_division;
-	RegexMatchOperatorSemantics regex_semantics;
-	idx_t max_expression_depth;
-	shared_ptr<CompiledGrammar> grammar; // held, so its address cannot be reused
-	vector<unique_ptr<SQLStatement>> statements;
-
-	explicit ParsedBatch(const ParserOptions &o)
-	    : identifier_case_mode(o.identifier_case_mode), integer_division(o.integer_division),
-	      regex_semantics(o.regex_match_operator_semantics), max_expression_depth(o.max_expression_depth),
-	      grammar(o.compiled_grammar) {
-	}
-	bool SameOptions(const ParserOptions &o) const {
-		return identifier_case_mode == o.identifier_case_mode && integer_division == o.integer_division &&
-		       regex_semantics == o.regex_match_operator_semantics &&
-		       max_expression_depth == o.max_expression_depth && grammar.get() == o.compiled_grammar.get();
-	}
-};
-// Frees a `ParsedBatch` (the function Rust calls when it drops one).
-extern "C" void FreeParsedBatch(void *parsed);
 // The batch's kept parse, copied into `out`, if there is one for these parser options.
 bool CopyParsed(const AclChecks *check, const ParserOptions &options, vector<unique_ptr<SQLStatement>> &out);
 // The kept parse of the batch's shape, copied with the batch's numbers (counted in `state`).
 bool CopyShape(AclState *state, OutGuard &guard, const ParserOptions &options, vector<unique_ptr<SQLStatement>> &out);
-// Keeps a copy of a checked one-SELECT parse as its shape's kept parse, if Rust wants one.
-void KeepShape(const AclChecks *check, const ParserOptions &options, const vector<unique_ptr<SQLStatement>> &statements);
+// Keeps copies of a checked parse where Rust wants them (the batch's entry; its shape's).
+void KeepChecked(const AclChecks *check, const ParserOptions &options, const vector<unique_ptr<SQLStatement>> &statements);
 // Statement types whose Copy() is what DuckDB itself relies on for prepared statements.
 bool Copyable(const SQLStatement &statement);
 

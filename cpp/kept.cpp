@@ -7,12 +7,41 @@
 
 namespace acl_shim {
 
+namespace {
+
+// DuckDB's parse of a rewritten batch, kept with the batch cache's entry (specs/012) once the
+// second check passed on it: a repeated batch copies these statements instead of parsing again.
+// The parse depends on the text and on the caller's parser options, so it is used only under
+// the same options; the entry holds only under the policy version it was decided with.
+struct ParsedBatch {
+	IdentifierCaseMode identifier_case_mode;
+	bool integer_division;
+	RegexMatchOperatorSemantics regex_semantics;
+	idx_t max_expression_depth;
+	shared_ptr<CompiledGrammar> grammar; // held, so its address cannot be reused
+	vector<unique_ptr<SQLStatement>> statements;
+
+	explicit ParsedBatch(const ParserOptions &o)
+	    : identifier_case_mode(o.identifier_case_mode), integer_division(o.integer_division),
+	      regex_semantics(o.regex_match_operator_semantics), max_expression_depth(o.max_expression_depth),
+	      grammar(o.compiled_grammar) {
+	}
+	bool SameOptions(const ParserOptions &o) const {
+		return identifier_case_mode == o.identifier_case_mode && integer_division == o.integer_division &&
+		       regex_semantics == o.regex_match_operator_semantics &&
+		       max_expression_depth == o.max_expression_depth && grammar.get() == o.compiled_grammar.get();
+	}
+};
+
+// Frees a `ParsedBatch` (the function Rust calls when it drops one).
 extern "C" void FreeParsedBatch(void *parsed) {
 	try {
 		delete static_cast<ParsedBatch *>(parsed);
 	} catch (...) {
 	}
 }
+
+} // namespace
 
 // Statement types whose Copy() is what DuckDB itself relies on for prepared statements.
 bool Copyable(const SQLStatement &statement) {
@@ -174,15 +203,22 @@ bool CopyShape(AclState *state, OutGuard &guard, const ParserOptions &options, v
 	return copied;
 }
 
-// Keeps a copy of a checked one-SELECT parse as its shape's kept parse, if Rust wants one.
-void KeepShape(const AclChecks *check, const ParserOptions &options, const vector<unique_ptr<SQLStatement>> &statements) {
-	if (statements.size() != 1 || statements[0]->type != StatementType::SELECT_STATEMENT ||
-	    !acl_rs_shape_wanted(check)) {
-		return;
+// Keeps copies of a checked parse where Rust wants them: with the batch's cache entry (a batch
+// met before), and as its shape's kept parse (one SELECT that taught a shape).
+void KeepChecked(const AclChecks *check, const ParserOptions &options, const vector<unique_ptr<SQLStatement>> &statements) {
+	auto copy = [&]() {
+		auto kept = make_uniq<ParsedBatch>(options);
+		for (auto &statement : statements) {
+			kept->statements.push_back(statement->Copy());
+		}
+		return kept.release();
+	};
+	if (acl_rs_parsed_wanted(check)) {
+		acl_rs_parsed_put(check, copy(), FreeParsedBatch);
 	}
-	auto kept = make_uniq<ParsedBatch>(options);
-	kept->statements.push_back(statements[0]->Copy());
-	acl_rs_shape_put(check, kept.release(), FreeParsedBatch);
+	if (statements.size() == 1 && statements[0]->type == StatementType::SELECT_STATEMENT && acl_rs_shape_wanted(check)) {
+		acl_rs_shape_put(check, copy(), FreeParsedBatch);
+	}
 }
 
 } // namespace acl_shim

@@ -105,15 +105,8 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 			statement.stmt_location = QueryLocation(0, statement.query.size());
 		}
 	}
-	if (keep && acl_rs_parsed_wanted(guard.out.check)) {
-		auto kept = make_uniq<ParsedBatch>(options);
-		for (auto &statement : parser.statements) {
-			kept->statements.push_back(statement->Copy());
-		}
-		acl_rs_parsed_put(guard.out.check, kept.release(), FreeParsedBatch);
-	}
 	if (keep) {
-		KeepShape(guard.out.check, options, parser.statements);
+		KeepChecked(guard.out.check, options, parser.statements);
 	}
 	return std::move(parser.statements);
 }
@@ -207,17 +200,10 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	}
 	auto principal = OutGuard::Str(guard.out.principal);
 	vector<unique_ptr<SQLStatement>> statements;
-	if (!CopyParsed(guard.out.check, options, statements)) {
-		if (CopyShape(acl.state, guard, options, statements)) {
-			// this text's own batch-cache entry keeps the copy too: a repeat copies it directly
-			if (acl_rs_parsed_wanted(guard.out.check)) {
-				auto kept = make_uniq<ParsedBatch>(options);
-				kept->statements.push_back(statements[0]->Copy());
-				acl_rs_parsed_put(guard.out.check, kept.release(), FreeParsedBatch);
-			}
-		} else {
-			statements = ParseAndCheck(guard, options, principal);
-		}
+	// A shape's instance is never a batch met before (a repeat is a batch-cache hit, which has no
+	// shape), so a copy made from its shape is never kept as the batch's own.
+	if (!CopyParsed(guard.out.check, options, statements) && !CopyShape(acl.state, guard, options, statements)) {
+		statements = ParseAndCheck(guard, options, principal);
 	}
 	auto names = guard.Names();
 	if (options.context) {

@@ -206,9 +206,14 @@ impl ShapeParse {
 }
 
 impl ShapeEntry {
+    /// The length of `render(literals)`.
+    fn rendered_len(&self, literals: &[String]) -> usize {
+        self.pieces.iter().map(String::len).sum::<usize>() + self.holes.iter().map(|&h| literals[h].len()).sum::<usize>()
+    }
+
     /// The rewrite with `literals` (by literal index) in the holes.
     fn render(&self, literals: &[String]) -> String {
-        let mut sql = String::with_capacity(self.pieces.iter().map(String::len).sum::<usize>() + 20 * self.holes.len());
+        let mut sql = String::with_capacity(self.rendered_len(literals));
         for (i, piece) in self.pieces.iter().enumerate() {
             sql.push_str(piece);
             if let Some(&h) = self.holes.get(i) {
@@ -274,19 +279,13 @@ impl ShapeCache {
         if !super::principal::still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who) {
             return None;
         }
-        let len = entry.pieces.iter().map(String::len).sum::<usize>() + entry.holes.iter().map(|&h| shape.literal(h).len()).sum::<usize>();
-        if !crate::rewrite::fits(len, settings) {
+        let used = ShapeUse::new(entry, shape);
+        let entry = &used.entry;
+        if !crate::rewrite::fits(entry.rendered_len(&used.literals), settings) {
             return None; // the full path refuses it
         }
-        let mut sql = String::with_capacity(len);
-        for (i, piece) in entry.pieces.iter().enumerate() {
-            sql.push_str(piece);
-            if let Some(&h) = entry.holes.get(i) {
-                sql.push_str(shape.literal(h));
-            }
-        }
         let out = Output {
-            sql,
+            sql: entry.render(&used.literals),
             statements: entry.statements,
             names: entry.names.clone(),
             checks: entry.checks.clone(),
@@ -296,7 +295,7 @@ impl ShapeCache {
             principal: entry.principal.clone(),
             native: false,
         };
-        Some((out, ShapeUse::new(entry, shape)))
+        Some((out, used))
     }
 
     /// Learns `shape` from `actual` (its real rewrite) and `sentinel` (the rewrite of its

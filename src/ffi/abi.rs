@@ -138,11 +138,30 @@ pub struct AclRef {
     pub(super) region: u32,
 }
 
-/// A string the shim owns, readable for the duration of the call it is passed to.
+/// A string the shim owns, readable for the duration of the call it is passed to (or one Rust
+/// owns, readable while the output that holds it lives).
 #[repr(C)]
 pub struct AclStr {
     pub(super) ptr: *const c_char,
     pub(super) len: usize,
+}
+
+impl AclStr {
+    /// `s` as the shim reads it; valid while `s` is.
+    pub(super) fn of(s: &str) -> AclStr {
+        AclStr { ptr: s.as_ptr() as *const c_char, len: s.len() }
+    }
+}
+
+/// One hole of a statement shape (`acl_rs_shape_parsed`): where its literal stands in the kept
+/// parse's rewrite (`old_at`, the text DuckDB parsed) and in this instance's (`new_at`), and both
+/// literals' texts.
+#[repr(C)]
+pub struct AclSubst {
+    pub(super) old_at: u64,
+    pub(super) old_text: AclStr,
+    pub(super) new_at: u64,
+    pub(super) new_text: AclStr,
 }
 
 impl AclBuf {

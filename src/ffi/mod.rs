@@ -37,7 +37,7 @@ pub struct Checks {
     host: Arc<crate::policy::functions::HostFunctions>,
     /// The learned shape the batch is an instance of (`acl_rs_shape_*`), and its holes once asked.
     shape: Option<engine::ShapeUse>,
-    substs: std::cell::OnceCell<Vec<shape::AclSubst>>,
+    substs: std::cell::OnceCell<Vec<abi::AclSubst>>,
 }
 
 extern "C-unwind" {

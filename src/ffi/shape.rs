@@ -1,25 +1,11 @@
 //! The kept parse per shape (spec 012): DuckDB's parse of one instance of a learned statement
 //! shape, which the shim copies for a later instance with that instance's numbers put into the
 //! constants at the shape's holes, instead of parsing the rewrite again.
-use super::abi::AclStr;
+use super::abi::{AclStr, AclSubst};
 use super::Checks;
 use crate::engine;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// One hole of a shape: where its literal stands in the kept parse's rewrite (`old_at`, the text
-/// DuckDB parsed) and in this instance's (`new_at`), and both literals' texts.
-#[repr(C)]
-pub struct AclSubst {
-    pub(super) old_at: u64,
-    pub(super) old_text: AclStr,
-    pub(super) new_at: u64,
-    pub(super) new_text: AclStr,
-}
-
-fn str_of(s: &str) -> AclStr {
-    AclStr { ptr: s.as_ptr() as *const c_char, len: s.len() }
-}
 
 /// The kept parse of the shape this batch is an instance of, or null (none yet, or the batch is
 /// no instance of a learned shape). With it, `substs`/`n` point at the holes (valid while the
@@ -48,13 +34,13 @@ pub unsafe extern "C" fn acl_rs_shape_parsed(
                 .into_iter()
                 .map(|s: engine::Substitution<'_>| AclSubst {
                     old_at: s.old_at as u64,
-                    old_text: str_of(s.old),
+                    old_text: AclStr::of(s.old),
                     new_at: s.new_at as u64,
-                    new_text: str_of(s.new),
+                    new_text: AclStr::of(s.new),
                 })
                 .collect()
         });
-        Some((kept.ptr(), list.as_ptr(), list.len(), str_of(kept.sql())))
+        Some((kept.ptr(), list.as_ptr(), list.len(), AclStr::of(kept.sql())))
     }));
     match found {
         Ok(Some((ptr, list, len, text))) => {
@@ -113,7 +99,9 @@ pub unsafe extern "C" fn acl_rs_shape_put(check: *const Checks, parsed: *mut c_v
 pub unsafe extern "C" fn acl_rs_shape_copied(state: *const crate::engine::State, copied: bool) {
     // SAFETY: the caller's contract.
     let state = unsafe { &*state };
-    let stats = &state.shapes.stats;
-    let counter = if copied { &stats.copies } else { &stats.fallbacks };
-    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let stats = &state.shapes.stats;
+        let counter = if copied { &stats.copies } else { &stats.fallbacks };
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }));
 }
