@@ -16,6 +16,12 @@ pub mod store;
 
 #[cfg(feature = "extension")]
 mod ffi;
+
+// Every Rust allocation of the extension, and only Rust's: nothing allocated here is freed by the
+// shim or DuckDB, nor the reverse (each side frees its own through `acl_rs_*_free`).
+#[cfg(feature = "extension")]
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // cpp/acl_ffi.hpp matches the Rust side; runs with the unit tests, which build no `ffi`.
 #[cfg(test)]
 #[path = "ffi/header.rs"]

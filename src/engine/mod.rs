@@ -4,8 +4,9 @@
 //!
 //! 1. `kept::lookup`     — a batch seen before under the same policy (and a token still valid for
 //!                         the same principal): its rewrite, without tokenizing;
-//! 2. `Tokenize::tokens` — DuckDB's tokens (asked for only on a miss); a long batch continues on
-//!                         a thread with a large stack (`on_big_stack`);
+//! 2. `tokens::tokens`   — sqlparser's tokens, or DuckDB's (`Tokenize::tokens`) for a text
+//!                         sqlparser cannot tokenize; a long batch continues on a thread with a
+//!                         large stack (`on_big_stack`);
 //! 3. `prefix::split`    — the prefix and the statements it covers, or not ours;
 //! 4. `shapes`           — the same statement with other numbers, rewritten before (spec 012);
 //! 5. `batch`            — by prefix: `admin::batch` (management), or `principal::of` (who) and
@@ -23,6 +24,7 @@ mod shapes;
 pub mod listings;
 pub mod source;
 mod state;
+mod tokens;
 #[cfg(feature = "extension")]
 pub mod watch;
 
@@ -42,8 +44,13 @@ use std::sync::Arc;
 /// them (quotes, `$$` strings, comments). And DuckDB's parser, for the statements the rewrite
 /// reads through DuckDB's print of them (spec 016); without one, sqlparser reads them alone.
 pub trait Tokenize {
-    /// The tokens of `query`, in order.
+    /// DuckDB's tokens of `query`, in order.
     fn tokens(&self, query: &str) -> Result<Vec<Token>>;
+    /// sqlparser's tokens of a batch (`tokens::tokens`: why they may stand in for DuckDB's);
+    /// `None` for a text sqlparser cannot tokenize, which then gets DuckDB's.
+    fn own_tokens(&self, query: &str) -> Option<Vec<Token>> {
+        tokens::tokens(query)
+    }
     /// DuckDB's print of its parse of `sql` (`rewrite::Host::print`).
     fn print(&self, _sql: &str) -> Result<Option<rewrite::Printed>> {
         Ok(None)
@@ -121,7 +128,7 @@ pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn T
     if let Some(entry) = kept::lookup(state, query, settings) {
         return Outcome::Rewritten(Rewritten::again(entry));
     }
-    let tokens = match tokenize.tokens(query) {
+    let tokens = match tokenize.own_tokens(query).map_or_else(|| tokenize.tokens(query), Ok) {
         Ok(tokens) => tokens,
         Err(e) => return Outcome::Refused(e),
     };

@@ -58,7 +58,7 @@ impl<'q> Shape<'q> {
         let mut literals = Vec::new();
         for (i, t) in tokens.iter().enumerate() {
             let text = crate::prefix::token_text(query, tokens, i);
-            if t.kind == TokenKind::Identifier && text.eq_ignore_ascii_case("acl_arg") {
+            if matches!(t.kind, TokenKind::Identifier | TokenKind::Keyword) && text.eq_ignore_ascii_case("acl_arg") {
                 return None;
             }
             if t.kind == TokenKind::Numeric && t.start >= body_start && is_shape_number(text) {

@@ -22,7 +22,7 @@ fn state() -> State {
     s
 }
 
-/// The test tokenizer, counting how often the engine asks for tokens.
+/// The test tokenizer, counting how often the engine asks for tokens (sqlparser's or DuckDB's).
 struct Counting(Cell<usize>);
 
 impl Tokenize for Counting {
@@ -30,7 +30,14 @@ impl Tokenize for Counting {
         self.0.set(self.0.get() + 1);
         Ok(prefix::test_tokens(query))
     }
+    fn own_tokens(&self, query: &str) -> Option<Vec<Token>> {
+        self.0.set(self.0.get() + 1);
+        tokens::tokens(query)
+    }
 }
+
+/// A text sqlparser cannot tokenize (an open string), so DuckDB's tokenizer is asked.
+const UNTOKENIZABLE: &str = "ACL ROLE \"clerk\" SELECT 'open";
 
 fn rewritten(outcome: Outcome) -> Rewritten {
     match outcome {
@@ -106,7 +113,7 @@ fn what_is_not_ours_or_cannot_be_tokenized() {
     assert!(matches!(rewrite(&s, "/* acl */ SELECT 1", &Default::default(), &tokens), Outcome::NotOurs));
     let failing = |_: &str| -> Result<Vec<Token>> { Err(AclError::internal("the statement could not be tokenized")) };
     assert_eq!(
-        refusal(rewrite(&s, "ACL ROLE \"clerk\" SELECT 1", &Default::default(), &failing)),
+        refusal(rewrite(&s, UNTOKENIZABLE, &Default::default(), &failing)),
         "acl: internal error: the statement could not be tokenized"
     );
     let session = refusal(rewrite(&s, "ACL SESSION 'h' SELECT 1", &Default::default(), &tokens));
@@ -123,7 +130,9 @@ fn long_batches_run_on_a_big_stack_and_the_longest_are_refused() {
     let r = rewritten(rewrite(&s, &q, &Default::default(), &Counting(Cell::new(0))));
     assert!(r.sql.starts_with("SELECT 1 + 1"), "{}", &r.sql[..40]);
     let many = |_: &str| -> Result<Vec<Token>> { Ok(vec![Token { start: 0, kind: prefix::TokenKind::Operator }; MAX_TOKENS + 1]) };
-    assert_eq!(refusal(rewrite(&s, "ACL ROLE \"clerk\" SELECT 2", &Default::default(), &many)), "acl: the statement is too long");
+    assert_eq!(refusal(rewrite(&s, UNTOKENIZABLE, &Default::default(), &many)), "acl: the statement is too long");
+    let long = format!("ACL ROLE \"clerk\" SELECT {}", vec!["1"; MAX_TOKENS / 2 + 1].join("+"));
+    assert_eq!(refusal(rewrite(&s, &long, &Default::default(), &no_tokens)), "acl: the statement is too long");
 }
 
 /// Management statements are parsed once per text (the batch and its `acl_exec`, and a
