@@ -53,6 +53,8 @@ pub struct RewriteCache {
     pub slices: SliceCache,
     /// The physical column types the typed guard has seen bound (spec 002, "Known types").
     pub types: crate::authz::ColumnTypes,
+    /// DuckDB's names of select items (`parse::names`).
+    pub names: super::parse::NamesCache,
 }
 
 impl Default for RewriteCache {
@@ -61,6 +63,7 @@ impl Default for RewriteCache {
             entries: Bounded::new(REWRITES_BYTES, MAX_ENTRIES),
             slices: SliceCache::default(),
             types: Default::default(),
+            names: Default::default(),
         }
     }
 }

@@ -178,6 +178,7 @@ pub fn principal_batch(
 ) -> Result<Statements> {
     let (mut sql, mut names, mut checks) = (String::new(), Vec::new(), Vec::with_capacity(statements.len()));
     let who = who(principal);
+    let host = &parse::CachedNames { host, cache: &cache.names, who: &who };
     let limit = max_len(settings);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
     for s in statements {

@@ -280,6 +280,15 @@ impl Dialect for AclDialect {
     fn supports_add_column_if_not_exists(&self) -> bool {
         true
     }
+    // `x ISNULL` is DuckDB's postfix IS NULL, never `x` named "isnull" (sqlparser has no such
+    // operator: the text then goes to DuckDB's print)
+    fn is_select_item_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {
+        let word = &parser.get_current_token().token;
+        if !explicit && matches!(word, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("isnull")) {
+            return false;
+        }
+        explicit || self.is_column_alias(kw, parser)
+    }
     // `a POSITIONAL JOIN b` is DuckDB's positional join, never `a` aliased "positional" and
     // joined without a condition (read from DuckDB's print: `cuts`)
     fn is_table_factor_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {

@@ -7,6 +7,9 @@
 //! reading understands is refused.
 pub mod cuts;
 pub mod dialect;
+mod names;
+
+pub use names::{CachedNames, NamesCache};
 
 pub use cuts::Cuts;
 pub use dialect::{AclDialect, Reading};
@@ -25,6 +28,11 @@ pub trait Host {
     fn print(&self, sql: &str) -> Result<Option<Printed>>;
     /// DuckDB's tokens of `sql`.
     fn tokens(&self, sql: &str) -> Result<Vec<Token>>;
+    /// DuckDB's names of select items (sqlparser's prints of them, in order), or `None` when its
+    /// print of them does not give one aliased item each (`names`).
+    fn item_names(&self, texts: &[&str]) -> Result<Option<Vec<sqlparser::ast::Ident>>> {
+        names::duckdb_names(texts, self)
+    }
 }
 
 /// DuckDB's print of a text.
@@ -78,8 +86,8 @@ pub fn read(sql: &str, host: &dyn Host) -> Result<Read> {
         // DuckDB's parser reads C strings: what follows a NUL would not be the text we read.
         return Err(Syntax::Statement { at: None }.into());
     }
-    let first = parse(sql, Reading::Original);
-    match &first {
+    let mut first = parse(sql, Reading::Original);
+    match &mut first {
         Ok(stmt) if !names_needed(stmt) => return first.map(|stmt| Read { stmt, cuts: Cuts::default() }),
         // as deep in DuckDB's print: refused before DuckDB is asked to build it
         Err(AclError::Syntax(Syntax::TooDeep)) => return first.map(|stmt| Read { stmt, cuts: Cuts::default() }),
@@ -87,6 +95,12 @@ pub fn read(sql: &str, host: &dyn Host) -> Result<Read> {
         // DuckDB is not asked (refused if sqlparser cannot read it).
         _ if sql.chars().any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) => {
             return first.map(|stmt| Read { stmt, cuts: Cuts::default() })
+        }
+        Ok(stmt) => {
+            // read as written; DuckDB names the items that need its names (`names`)
+            if names::name_items(stmt, host)? {
+                return first.map(|stmt| Read { stmt, cuts: Cuts::default() });
+            }
         }
         _ => {}
     }
