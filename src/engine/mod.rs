@@ -48,8 +48,8 @@ pub trait Tokenize {
     fn tokens(&self, query: &str) -> Result<Vec<Token>>;
     /// sqlparser's tokens of a batch (`tokens::tokens`: why they may stand in for DuckDB's);
     /// `None` for a text sqlparser cannot tokenize, which then gets DuckDB's.
-    fn own_tokens(&self, query: &str) -> Option<Vec<Token>> {
-        tokens::tokens(query)
+    fn own_tokens(&self, query: &str) -> Option<tokens::Lexed> {
+        tokens::lex(query)
     }
     /// DuckDB's print of its parse of `sql` (`rewrite::Host::print`).
     fn print(&self, _sql: &str) -> Result<Option<rewrite::Printed>> {
@@ -128,7 +128,8 @@ pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn T
     if let Some(entry) = kept::lookup(state, query, settings) {
         return Outcome::Rewritten(Rewritten::again(entry));
     }
-    let tokens = match tokenize.own_tokens(query).map_or_else(|| tokenize.tokens(query), Ok) {
+    let mut lexed = tokenize.own_tokens(query);
+    let tokens = match lexed.as_mut().map(|l| std::mem::take(&mut l.tokens)).map_or_else(|| tokenize.tokens(query), Ok) {
         Ok(tokens) => tokens,
         Err(e) => return Outcome::Refused(e),
     };
@@ -137,13 +138,13 @@ pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn T
     }
     if tokens.len() > BIG_STATEMENT_TOKENS {
         let handoff = Handoff(tokenize);
-        return on_big_stack(move || fresh(state, query, &tokens, settings, handoff.get()));
+        return on_big_stack(move || fresh(state, query, &tokens, lexed, settings, handoff.get()));
     }
-    fresh(state, query, &tokens, settings, tokenize)
+    fresh(state, query, &tokens, lexed, settings, tokenize)
 }
 
-/// A batch not in the batch cache, from its tokens on.
-fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings, tokenize: &dyn Tokenize) -> Outcome {
+/// A batch not in the batch cache, from its tokens on (and sqlparser's, when it made them).
+fn fresh(state: &State, query: &str, tokens: &[Token], lexed: Option<tokens::Lexed>, settings: &Settings, tokenize: &dyn Tokenize) -> Outcome {
     let result = (|| -> Result<Option<Rewritten>> {
         let Some(batch) = prefix::split(query, tokens)? else { return Ok(None) };
         let policy = state.policy();
@@ -152,7 +153,8 @@ fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings, toke
         let (output, used) = match reused {
             Some((output, used)) => (output, Some(used)),
             None => {
-                let output = self::batch(state, &policy, settings, &batch, tokenize)?;
+                let sql_tokens = lexed.map(|mut l| l.per_statement(query, &batch.statements)).unwrap_or_default();
+                let output = batch_with(state, &policy, settings, &batch, sql_tokens, tokenize)?;
                 let used = shape
                     .as_ref()
                     .filter(|s| state.shapes.met_before(s))
@@ -174,6 +176,18 @@ fn fresh(state: &State, query: &str, tokens: &[Token], settings: &Settings, toke
 /// One batch under its prefix: management statements, or a principal's statements through the
 /// rules.
 pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<'_>, tokenize: &dyn Tokenize) -> Result<Output> {
+    batch_with(state, policy, settings, batch, Vec::new(), tokenize)
+}
+
+/// `batch`, with sqlparser's tokens of each statement when the batch's tokenization made them.
+fn batch_with(
+    state: &State,
+    policy: &Policy,
+    settings: &Settings,
+    batch: &Batch<'_>,
+    sql_tokens: Vec<Option<rewrite::Tokens>>,
+    tokenize: &dyn Tokenize,
+) -> Result<Output> {
     if let Prefix::Admin = batch.prefix {
         return admin::batch(state, policy, settings, &batch.statements, None);
     }
@@ -189,7 +203,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, batch: &Batch<
         }
     }
     let host = Host(tokenize);
-    let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, settings, &host)?;
+    let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, sql_tokens, settings, &host)?;
     Ok(Output {
         sql: done.sql,
         statements: batch.statements.len(),

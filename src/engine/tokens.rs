@@ -9,19 +9,67 @@
 //! refused. `ACL … NATIVE` texts are DuckDB's, and the same count check refuses them if DuckDB
 //! splits them otherwise. A text sqlparser cannot tokenize goes to DuckDB's tokenizer as before.
 use crate::prefix::{Token, TokenKind};
-use crate::rewrite::parse::{AclDialect, Reading};
+use crate::rewrite::parse::{AclDialect, Reading, Tokens};
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Token as Sql, Tokenizer, Whitespace};
+use sqlparser::tokenizer::{Token as Sql, TokenWithSpan, Tokenizer, Whitespace};
 
-/// `query`'s tokens (no blanks), with byte offsets, or `None` if sqlparser cannot tokenize it.
-pub fn tokens(query: &str) -> Option<Vec<Token>> {
+/// A batch as sqlparser's tokenizer read it: the split's tokens, and sqlparser's own, which each
+/// statement's parse takes instead of tokenizing its text again.
+pub struct Lexed {
+    /// Without blanks, with byte offsets (`prefix::split`, `Shape::of`).
+    pub tokens: Vec<Token>,
+    spanned: Vec<TokenWithSpan>,
+    /// The byte offset of each of `spanned`.
+    starts: Vec<usize>,
+}
+
+impl Lexed {
+    /// sqlparser's tokens of each of `statements` (slices of `query`, in order), moved out.
+    pub fn per_statement(&mut self, query: &str, statements: &[&str]) -> Vec<Option<Tokens>> {
+        let mut out: Vec<Option<Tokens>> = statements.iter().map(|_| Some(Vec::new())).collect();
+        let ranges: Vec<(usize, usize)> = statements
+            .iter()
+            .map(|s| {
+                let start = (s.as_ptr() as usize).wrapping_sub(query.as_ptr() as usize);
+                (start, start.saturating_add(s.len()))
+            })
+            .collect();
+        let mut k = 0;
+        for (t, at) in std::mem::take(&mut self.spanned).into_iter().zip(std::mem::take(&mut self.starts)) {
+            while k < ranges.len() && at >= ranges[k].1 {
+                k += 1;
+            }
+            let Some(&(start, _)) = ranges.get(k) else { break };
+            if at >= start && !matches!(t.token, Sql::EOF) {
+                if let Some(v) = out[k].as_mut() {
+                    v.push(t);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `query` read by sqlparser's tokenizer, or `None` if it cannot tokenize it.
+pub fn lex(query: &str) -> Option<Lexed> {
     let dialect = AclDialect { reading: Reading::Original };
-    let spanned = Tokenizer::new(&dialect, query).with_unescape(false).tokenize_with_location().ok()?;
+    let spanned = Tokenizer::new(&dialect, query).tokenize_with_location().ok()?;
+    let mut starts = Vec::with_capacity(spanned.len());
     let mut out = Vec::with_capacity(spanned.len() / 2 + 1);
     // sqlparser locates a token by line and column (in characters, from 1): walk the text once.
     let mut chars = query.char_indices();
     let (mut line, mut col, mut at) = (1u64, 1u64, 0usize);
     for t in &spanned {
+        let want = (t.span.start.line, t.span.start.column);
+        while (line, col) < want {
+            let (i, c) = chars.next()?;
+            (line, col) = if c == '\n' { (line + 1, 1) } else { (line, col + 1) };
+            at = i + c.len_utf8();
+        }
+        if (line, col) != want {
+            return None;
+        }
+        starts.push(at);
         let kind = match &t.token {
             Sql::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab) | Sql::EOF => continue,
             Sql::Whitespace(_) => TokenKind::Comment,
@@ -51,18 +99,9 @@ pub fn tokens(query: &str) -> Option<Vec<Token>> {
             | Sql::Char(_) => return None,
             _ => TokenKind::Operator,
         };
-        let want = (t.span.start.line, t.span.start.column);
-        while (line, col) < want {
-            let (i, c) = chars.next()?;
-            (line, col) = if c == '\n' { (line + 1, 1) } else { (line, col + 1) };
-            at = i + c.len_utf8();
-        }
-        if (line, col) != want {
-            return None;
-        }
         out.push(Token { start: at, kind });
     }
-    Some(out)
+    Some(Lexed { tokens: out, spanned, starts })
 }
 
 #[cfg(test)]
@@ -71,7 +110,7 @@ mod tests {
     use crate::prefix::{split, Prefix};
 
     fn kinds(q: &str) -> Vec<(&str, TokenKind)> {
-        let t = tokens(q).unwrap();
+        let t = lex(q).unwrap().tokens;
         (0..t.len()).map(|i| (crate::prefix::token_text(q, &t, i), t[i].kind)).collect()
     }
 
@@ -102,14 +141,36 @@ mod tests {
     #[test]
     fn boundaries_inside_strings_and_comments_are_not_boundaries() {
         let q = "ACL ROLE r SELECT $$a;b$$, E'\\';', /* x /* ; */ ; */ 1; SELECT 2";
-        let b = split(q, &tokens(q).unwrap()).unwrap().unwrap();
+        let b = split(q, &lex(q).unwrap().tokens).unwrap().unwrap();
         assert_eq!(b.prefix, Prefix::Role("r".into()));
         assert_eq!(b.statements, vec!["SELECT $$a;b$$, E'\\';', /* x /* ; */ ; */ 1", "SELECT 2"]);
     }
 
+    /// Each statement's share of the batch's tokens reads as its text reads.
+    #[test]
+    fn a_statement_reads_the_same_from_the_batch_tokens() {
+        use crate::rewrite::parse::{read, NoHost};
+        for q in [
+            "ACL ROLE r SELECT a, 'x;y' FROM t WHERE id = 42",
+            "ACL ROLE r SELECT 1; /* c */ SELECT $$;$$ -- d\n; UPDATE t SET a = a + 1 WHERE b IN (1, 2)",
+            "ACL ROLE \"r\"\n  WITH c AS (SELECT é FROM t) SELECT * FROM c ORDER BY 1 LIMIT 3;",
+            "ACL ROLE r SELECT 2 ** 3; SELECT count(*) FROM t",
+        ] {
+            let mut lexed = lex(q).unwrap();
+            let b = split(q, &lexed.tokens).unwrap().unwrap();
+            let per = lexed.per_statement(q, &b.statements);
+            assert_eq!(per.len(), b.statements.len());
+            for (s, t) in b.statements.iter().zip(per) {
+                let from_text = read(s, None, &NoHost).map(|r| r.stmt.to_string());
+                let from_tokens = read(s, t, &NoHost).map(|r| r.stmt.to_string());
+                assert_eq!(from_tokens, from_text, "{s}");
+            }
+        }
+    }
+
     #[test]
     fn what_sqlparser_cannot_tokenize_is_left_to_duckdb() {
-        assert!(tokens("ACL ROLE r SELECT 'open").is_none());
-        assert!(tokens("ACL ROLE r SELECT \"open").is_none());
+        assert!(lex("ACL ROLE r SELECT 'open").is_none());
+        assert!(lex("ACL ROLE r SELECT \"open").is_none());
     }
 }

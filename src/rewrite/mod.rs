@@ -40,7 +40,7 @@ pub use defence::{check as defence_check, spellings, Allowed, RefKind};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
-pub use parse::{Host, NoHost, Printed};
+pub use parse::{Host, NoHost, Printed, Tokens};
 pub use room::{too_large, Room};
 pub use views::{guard as view_guard, GuardArgs};
 
@@ -173,6 +173,7 @@ pub fn principal_batch(
     principal: &Principal,
     exp: Option<i64>,
     statements: &[&str],
+    mut tokens: Vec<Option<Tokens>>,
     settings: &Settings,
     host: &dyn Host,
 ) -> Result<Statements> {
@@ -181,7 +182,8 @@ pub fn principal_batch(
     let host = &parse::CachedNames { host, cache: &cache.names, who: &who };
     let limit = max_len(settings);
     let mut decided: Option<(View<'_>, FnGate<'_>)> = None;
-    for s in statements {
+    tokens.resize_with(statements.len(), || None);
+    for (s, mut tokens) in statements.iter().zip(tokens) {
         // The separator `push` adds before every statement but the first.
         let room = limit.saturating_sub(sql.len() + if sql.is_empty() { 0 } else { 2 });
         let mut rewrite = || -> Result<Cached> {
@@ -191,7 +193,7 @@ pub fn principal_batch(
             }
             let (view, fns) = decided.as_ref().expect("set above");
             let mut mine = Vec::new();
-            let (sql, allowed) = statement_with_names(view, fns, s, &mut mine, settings.faults, room, host)?;
+            let (sql, allowed) = statement_with_names(view, fns, s, tokens.take(), &mut mine, settings.faults, room, host)?;
             Ok(Cached { sql, names: mine, allowed: std::sync::Arc::new(allowed) })
         };
         let mut fresh = false;
@@ -224,17 +226,17 @@ fn push(out: &mut String, stmt: &str) {
 
 /// Rewrites one statement under `view`, with `fns` (the same principal's function policy).
 pub fn statement(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<String> {
-    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX, &NoHost).map(|(s, _)| s)
+    statement_with_names(view, fns, sql, None, &mut Vec::new(), Default::default(), usize::MAX, &NoHost).map(|(s, _)| s)
 }
 
 /// `statement`, with `host` as DuckDB's reader of the text (the fuzzer's and the tests' stand-ins).
 pub fn statement_with_host(view: &View<'_>, fns: &FnGate<'_>, sql: &str, host: &dyn Host) -> Result<String> {
-    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX, host).map(|(s, _)| s)
+    statement_with_names(view, fns, sql, None, &mut Vec::new(), Default::default(), usize::MAX, host).map(|(s, _)| s)
 }
 
 /// `statement`, also returning what DuckDB's parse of the result may name.
 pub fn statement_allowed(view: &View<'_>, fns: &FnGate<'_>, sql: &str) -> Result<(String, Allowed)> {
-    statement_with_names(view, fns, sql, &mut Vec::new(), Default::default(), usize::MAX, &NoHost)
+    statement_with_names(view, fns, sql, None, &mut Vec::new(), Default::default(), usize::MAX, &NoHost)
 }
 
 /// `statement`, also collecting the names its errors are translated with.
@@ -242,12 +244,13 @@ fn statement_with_names(
     view: &View<'_>,
     fns: &FnGate<'_>,
     sql: &str,
+    tokens: Option<Tokens>,
     names: &mut Vec<(errors::Slot, String, String)>,
     faults: crate::faults::Faults,
     room: usize,
     host: &dyn Host,
 ) -> Result<(String, Allowed)> {
-    let parse::Read { mut stmt, cuts } = parse::read(sql, host)?;
+    let parse::Read { mut stmt, cuts } = parse::read(sql, tokens, host)?;
     // Names of our own (markers, regions, helpers) cannot come from the principal: checked on its
     // text alone, before any rule puts ours in (the markers of what `parse` cut out are ours).
     crate::sqltext::check_reserved_except(&stmt, &|name| cuts.owns(name))?;

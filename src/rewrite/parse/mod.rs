@@ -69,6 +69,10 @@ impl Host for Echo {
     }
 }
 
+/// sqlparser's tokens of one statement, made with the batch's (`engine::tokens`), in the
+/// `Original` reading's dialect.
+pub type Tokens = Vec<sqlparser::tokenizer::TokenWithSpan>;
+
 /// Nesting deeper than this is refused by the parser rather than risking the stack.
 const RECURSION_LIMIT: usize = 64;
 
@@ -81,12 +85,16 @@ pub struct Read {
 
 /// Reads one statement of the principal's: as written when sqlparser can and no item needs
 /// DuckDB's name, otherwise DuckDB's print of it.
-pub fn read(sql: &str, host: &dyn Host) -> Result<Read> {
+pub fn read(sql: &str, tokens: Option<Tokens>, host: &dyn Host) -> Result<Read> {
     if sql.contains('\0') {
         // DuckDB's parser reads C strings: what follows a NUL would not be the text we read.
         return Err(Syntax::Statement { at: None }.into());
     }
-    let mut first = parse(sql, Reading::Original);
+    let mut first = match tokens {
+        // the batch's tokens; a refusal is read again from the text, for a position in it
+        Some(tokens) => parse_tokens(tokens).or_else(|_| parse(sql, Reading::Original)),
+        None => parse(sql, Reading::Original),
+    };
     match &mut first {
         Ok(stmt) if !names_needed(stmt) => return first.map(|stmt| Read { stmt, cuts: Cuts::default() }),
         // as deep in DuckDB's print: refused before DuckDB is asked to build it
@@ -158,11 +166,26 @@ fn statement_form(printed: &str) -> String {
 /// Parses exactly one statement with `reading`.
 pub fn parse(sql: &str, reading: Reading) -> Result<Statement> {
     let dialect = AclDialect { reading };
-    let mut stmts = Parser::new(&dialect)
+    let stmts = Parser::new(&dialect)
         .with_recursion_limit(RECURSION_LIMIT)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
         .map_err(parse_error)?;
+    one(stmts)
+}
+
+/// `parse` in the `Original` reading, of tokens already made.
+fn parse_tokens(tokens: Tokens) -> Result<Statement> {
+    let dialect = AclDialect { reading: Reading::Original };
+    let stmts = Parser::new(&dialect)
+        .with_recursion_limit(RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+        .map_err(parse_error)?;
+    one(stmts)
+}
+
+fn one(mut stmts: Vec<Statement>) -> Result<Statement> {
     match stmts.len() {
         1 => Ok(stmts.pop().expect("one statement")),
         _ => Err(Syntax::NotOneStatement.into()),

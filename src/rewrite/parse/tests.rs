@@ -39,7 +39,7 @@ fn the_original_is_read_unless_names_or_syntax_need_duckdb() {
         ("SELECT count(*)", r#"SELECT count_star() AS "count_star()""#),
         ("FROM t WHERE a > 1", "SELECT * FROM t WHERE (a > 1)"),
     ]);
-    let read = |sql| read(sql, &host).unwrap().stmt.to_string();
+    let read = |sql| read(sql, None, &host).unwrap().stmt.to_string();
     assert_eq!(read("SELECT a FROM t"), "SELECT a FROM t"); // not asked: the host would refuse
     // only the item is printed by DuckDB; the statement is read as written
     assert_eq!(read("SELECT count(*) FROM t WHERE a > 1"), r#"SELECT count(*) AS "count_star()" FROM t WHERE a > 1"#);
@@ -61,7 +61,7 @@ fn items_are_named_by_duckdb_alone_or_the_whole_statement_is_printed() {
         ("SELECT f(a), COLUMNS(*) FROM t", r#"SELECT f(a) AS "f(a)", COLUMNS(*) FROM t"#),
         ("SELECT (SELECT max(a) FROM u) FROM t", r#"SELECT (SELECT max(a) AS "max(a)" FROM u) AS "(SELECT max(a) FROM u)" FROM t"#),
     ]);
-    let read = |sql| read(sql, &host).unwrap().stmt.to_string();
+    let read = |sql| read(sql, None, &host).unwrap().stmt.to_string();
     assert_eq!(
         read("SELECT upper(a), x FROM (SELECT a + 1 FROM t) UNION ALL SELECT lower(b), b * 2 FROM u"),
         r#"SELECT upper(a) AS "upper(a)", x FROM (SELECT a + 1 AS "(a + 1)" FROM t) UNION ALL SELECT lower(b) AS "lower(b)", b * 2 AS "(b * 2)" FROM u"#
@@ -74,8 +74,8 @@ fn items_are_named_by_duckdb_alone_or_the_whole_statement_is_printed() {
 
 #[test]
 fn without_a_host_the_original_is_read_as_before() {
-    assert_eq!(read("SELECT count(*) FROM t", &NoHost).unwrap().stmt.to_string(), "SELECT count(*) FROM t");
-    assert!(read("SELECT 2 ** 3", &NoHost).is_err());
+    assert_eq!(read("SELECT count(*) FROM t", None, &NoHost).unwrap().stmt.to_string(), "SELECT count(*) FROM t");
+    assert!(read("SELECT 2 ** 3", None, &NoHost).is_err());
 }
 
 /// A name DuckDB gave once is taken from the cache, for the same principal only; DuckDB is asked
@@ -101,7 +101,7 @@ fn item_names_are_cached_per_principal() {
     );
     let cache = NamesCache::default();
     let (a, b) = (CachedNames { host: &host, cache: &cache, who: "a" }, CachedNames { host: &host, cache: &cache, who: "b" });
-    let read = |sql, h: &CachedNames<'_>| read(sql, h).unwrap().stmt.to_string();
+    let read = |sql, h: &CachedNames<'_>| read(sql, None, h).unwrap().stmt.to_string();
     assert_eq!(read("SELECT count(*) FROM t", &a), r#"SELECT count(*) AS "count_star()" FROM t"#);
     assert_eq!(host.0.get(), 1);
     assert_eq!(read("SELECT count(*), x FROM u", &a), r#"SELECT count(*) AS "count_star()", x FROM u"#);

@@ -28,7 +28,7 @@ fn policy() -> Policy {
 
 fn rewrite(p: &Policy, cache: &RewriteCache, statements: &[&str], limit: u64) -> crate::error::Result<String> {
     let settings = Settings { max_rewrite_bytes: limit, ..Default::default() };
-    principal_batch(p, cache, &crate::authz::Principal::role("r"), None, statements, &settings, &super::super::NoHost).map(|o| o.sql)
+    principal_batch(p, cache, &crate::authz::Principal::role("r"), None, statements, Vec::new(), &settings, &super::super::NoHost).map(|o| o.sql)
 }
 
 const TOO_LARGE: &str = "acl: the statement is too large after the policy is applied";
