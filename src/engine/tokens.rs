@@ -26,26 +26,35 @@ pub struct Lexed {
 impl Lexed {
     /// sqlparser's tokens of each of `statements` (slices of `query`, in order), moved out.
     pub fn per_statement(&mut self, query: &str, statements: &[&str]) -> Vec<Option<Tokens>> {
-        let mut out: Vec<Option<Tokens>> = statements.iter().map(|_| Some(Vec::new())).collect();
-        let ranges: Vec<(usize, usize)> = statements
+        let mut spanned = std::mem::take(&mut self.spanned);
+        let starts = std::mem::take(&mut self.starts);
+        // each statement's tokens are the run whose offsets fall inside its text
+        let runs: Vec<(usize, usize)> = statements
             .iter()
             .map(|s| {
                 let start = (s.as_ptr() as usize).wrapping_sub(query.as_ptr() as usize);
-                (start, start.saturating_add(s.len()))
+                let end = start.saturating_add(s.len());
+                (starts.partition_point(|&at| at < start), starts.partition_point(|&at| at < end))
             })
             .collect();
-        let mut k = 0;
-        for (t, at) in std::mem::take(&mut self.spanned).into_iter().zip(std::mem::take(&mut self.starts)) {
-            while k < ranges.len() && at >= ranges[k].1 {
-                k += 1;
-            }
-            let Some(&(start, _)) = ranges.get(k) else { break };
-            if at >= start && !matches!(t.token, Sql::EOF) {
-                if let Some(v) = out[k].as_mut() {
-                    v.push(t);
-                }
-            }
+        let mut out: Vec<Option<Tokens>> = Vec::with_capacity(runs.len());
+        // from the last run back, so that the earlier runs stay where they are
+        for &(lo, hi) in runs.iter().rev() {
+            let hi = hi.min(spanned.len());
+            let lo = lo.min(hi);
+            let run: Tokens = if runs.len() == 1 {
+                // the common batch: one statement, its tokens moved down in place
+                spanned.truncate(hi);
+                spanned.drain(..lo);
+                std::mem::take(&mut spanned)
+            } else {
+                let run = spanned.drain(lo..hi).collect();
+                spanned.truncate(lo);
+                run
+            };
+            out.push(Some(run));
         }
+        out.reverse();
         out
     }
 }

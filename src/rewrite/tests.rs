@@ -410,3 +410,34 @@ fn several_roles_see_the_union_of_their_slices() {
     assert!(e.contains("read-only"), "{e}");
 }
 
+
+/// The error-translation names of an object, as the formatter would write them (the default
+/// schema left out of the virtual name, as `ObjKey` prints), and `(hidden)` for a hidden one.
+#[test]
+fn map_object_names_every_spelling() {
+    use super::{errors::Slot, Decision};
+    use crate::policy::ObjKey;
+    let phys = PhysName { db: "pdb".into(), schema: "ps".into(), name: "pt".into() };
+    for (schema, full) in [("main", "cat.t"), ("eu", "cat.eu.t")] {
+        let key = ObjKey { catalog: "cat".into(), schema: schema.into(), name: "t".into() };
+        let mut d = Decision::default();
+        d.map_object(&phys, &key);
+        let s = |v: &str| v.to_string();
+        assert_eq!(
+            d.names,
+            vec![
+                (Slot::Table, s("pt"), s("t")),
+                (Slot::Qualified, s("pdb.ps.pt"), s(full)),
+                (Slot::Qualified, s("ps.pt"), format!("{schema}.t")),
+                (Slot::Schema, s("pdb.ps"), format!("cat.{schema}")),
+                (Slot::Schema, s("ps"), s(schema)),
+                (Slot::Catalog, s("pdb"), s("cat")),
+            ]
+        );
+        assert_eq!(d.catalogs, vec![s("cat")]);
+    }
+    let hidden = ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
+    let mut d = Decision::default();
+    d.map_object(&phys, &hidden);
+    assert!(d.names.iter().all(|(_, _, v)| v == "(hidden)") && d.catalogs.is_empty());
+}
