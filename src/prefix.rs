@@ -1,7 +1,7 @@
 //! The `ACL …` prefix and the `;` batch it covers.
 //!
-//! Statement boundaries come from DuckDB's own tokenizer (handed over by the shim), so quotes,
-//! `$$` strings, `E''` escapes and comments split exactly as DuckDB splits them.
+//! Statement boundaries come from the batch's tokens: sqlparser's (`engine::tokens`, which says
+//! why that is safe), or DuckDB's own for a text sqlparser cannot tokenize.
 use crate::error::{AclError, Result, Syntax};
 
 /// DuckDB's `SimplifiedTokenType`, in its declaration order (`AclTokenKind` in cpp/acl_ffi.hpp,

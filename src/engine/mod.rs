@@ -40,9 +40,9 @@ use crate::prefix::{self, Batch, Mode, Prefix, Token};
 use crate::rewrite::{self, Allowed, Settings};
 use std::sync::Arc;
 
-/// DuckDB's tokenizer, which the shim passes in: statements split exactly where DuckDB splits
-/// them (quotes, `$$` strings, comments). And DuckDB's parser, for the statements the rewrite
-/// reads through DuckDB's print of them (spec 016); without one, sqlparser reads them alone.
+/// DuckDB's tokenizer, which the shim passes in, for a text sqlparser's cannot tokenize (`tokens`).
+/// And DuckDB's parser, for the statements (or the select items) the rewrite reads through
+/// DuckDB's print of them (spec 016); without one, sqlparser reads them alone.
 pub trait Tokenize {
     /// DuckDB's tokens of `query`, in order.
     fn tokens(&self, query: &str) -> Result<Vec<Token>>;
