@@ -4,7 +4,7 @@
 //!
 //! 1. `kept::lookup`     — a batch seen before under the same policy (and a token still valid for
 //!                         the same principal): its rewrite, without tokenizing;
-//! 2. `tokens::tokens`   — sqlparser's tokens, or DuckDB's (`Tokenize::tokens`) for a text
+//! 2. `tokens::lex`      — sqlparser's tokens, or DuckDB's (`Tokenize::tokens`) for a text
 //!                         sqlparser cannot tokenize; a long batch continues on a thread with a
 //!                         large stack (`on_big_stack`);
 //! 3. `prefix::split`    — the prefix and the statements it covers, or not ours;
@@ -40,13 +40,13 @@ use crate::prefix::{self, Batch, Mode, Prefix, Token};
 use crate::rewrite::{self, Allowed, Settings};
 use std::sync::Arc;
 
-/// DuckDB's tokenizer, which the shim passes in, for a text sqlparser's cannot tokenize (`tokens`).
+/// DuckDB's tokenizer, which the shim passes in, for a text sqlparser cannot tokenize (`tokens`).
 /// And DuckDB's parser, for the statements (or the select items) the rewrite reads through
 /// DuckDB's print of them (spec 016); without one, sqlparser reads them alone.
 pub trait Tokenize {
     /// DuckDB's tokens of `query`, in order.
     fn tokens(&self, query: &str) -> Result<Vec<Token>>;
-    /// sqlparser's tokens of a batch (`tokens::tokens`: why they may stand in for DuckDB's);
+    /// sqlparser's tokens of a batch (`tokens::lex`; the module says why they may stand in for DuckDB's);
     /// `None` for a text sqlparser cannot tokenize, which then gets DuckDB's.
     fn own_tokens(&self, query: &str) -> Option<tokens::Lexed> {
         tokens::lex(query)

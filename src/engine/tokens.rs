@@ -1,5 +1,5 @@
-//! A batch's tokens from sqlparser's tokenizer (spec 012, "One tokenizer for a never-seen
-//! statement"): the prefix, the `;` boundaries and a shape's numbers, without asking DuckDB's
+//! A batch's tokens from sqlparser's tokenizer (spec 001, "The prefix and the batch"; spec 012,
+//! "Issue 14: one tokenizer, …"): the prefix, the `;` boundaries and a shape's numbers, without asking DuckDB's
 //! tokenizer, which cost a quarter of a never-seen statement's rewrite.
 //!
 //! Why sqlparser's boundaries are safe: DuckDB never reads the principal's text. Each statement is
@@ -29,14 +29,17 @@ impl Lexed {
         let mut spanned = std::mem::take(&mut self.spanned);
         let starts = std::mem::take(&mut self.starts);
         // each statement's tokens are the run whose offsets fall inside its text
-        let runs: Vec<(usize, usize)> = statements
+        // a statement that is not a slice of `query` (never, from `prefix::split`) is parsed from
+        // its own text: tokens of another text must never stand for it
+        let runs: Option<Vec<(usize, usize)>> = statements
             .iter()
             .map(|s| {
-                let start = (s.as_ptr() as usize).wrapping_sub(query.as_ptr() as usize);
-                let end = start.saturating_add(s.len());
-                (starts.partition_point(|&at| at < start), starts.partition_point(|&at| at < end))
+                let start = (s.as_ptr() as usize).checked_sub(query.as_ptr() as usize)?;
+                let end = start.checked_add(s.len()).filter(|&end| end <= query.len())?;
+                Some((starts.partition_point(|&at| at < start), starts.partition_point(|&at| at < end)))
             })
             .collect();
+        let Some(runs) = runs else { return statements.iter().map(|_| None).collect() };
         let mut out: Vec<Option<Tokens>> = Vec::with_capacity(runs.len());
         // from the last run back, so that the earlier runs stay where they are
         for &(lo, hi) in runs.iter().rev() {

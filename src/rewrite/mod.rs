@@ -100,33 +100,21 @@ impl Decision {
     pub fn map_object(&mut self, phys: &PhysName, key: &crate::policy::ObjKey) {
         use errors::Slot;
         let hidden = key.catalog.starts_with('(');
-        let shown = |parts: &[&str]| if hidden { "(hidden)".to_string() } else { dotted(parts) };
+        let shown = |parts: &[&str]| if hidden { "(hidden)".to_string() } else { parts.join(".") };
         // built without the formatter: this runs for every object of every never-seen statement
         self.names.reserve(6);
         self.names.push((Slot::Table, phys.name.clone(), shown(&[&key.name])));
         // as `ObjKey`'s Display: the default schema is left out
         let full: &[&str] = if key.schema == crate::policy::DEFAULT_SCHEMA { &[&key.catalog, &key.name] } else { &[&key.catalog, &key.schema, &key.name] };
-        self.names.push((Slot::Qualified, dotted(&[&phys.db, &phys.schema, &phys.name]), shown(full)));
-        self.names.push((Slot::Qualified, dotted(&[&phys.schema, &phys.name]), shown(&[&key.schema, &key.name])));
-        self.names.push((Slot::Schema, dotted(&[&phys.db, &phys.schema]), shown(&[&key.catalog, &key.schema])));
+        self.names.push((Slot::Qualified, [&phys.db[..], &phys.schema, &phys.name].join("."), shown(full)));
+        self.names.push((Slot::Qualified, [&phys.schema[..], &phys.name].join("."), shown(&[&key.schema, &key.name])));
+        self.names.push((Slot::Schema, [&phys.db[..], &phys.schema].join("."), shown(&[&key.catalog, &key.schema])));
         self.names.push((Slot::Schema, phys.schema.clone(), shown(&[&key.schema])));
         self.names.push((Slot::Catalog, phys.db.clone(), shown(&[&key.catalog])));
         if !hidden {
             self.catalogs.push(key.catalog.clone());
         }
     }
-}
-
-/// `a.b.c`, as `format!("{a}.{b}.{c}")` would give it.
-fn dotted(parts: &[&str]) -> String {
-    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push('.');
-        }
-        out.push_str(p);
-    }
-    out
 }
 
 /// Everything a rewrite depends on besides the policy: the principal's roles and claims.

@@ -16,9 +16,8 @@ pub use dialect::{AclDialect, Reading};
 
 use crate::error::{AclError, Result, Syntax};
 use crate::prefix::Token;
-use sqlparser::ast::{Expr, SelectItem, SetExpr, Statement, Visit, Visitor};
+use sqlparser::ast::{Expr, SelectItem, Statement};
 use sqlparser::parser::{Parser, ParserError};
-use std::ops::ControlFlow;
 
 /// DuckDB's own reading of a text, through the shim. Unit tests run without it (`NoHost`): every
 /// statement is then read by sqlparser alone, as before this existed.
@@ -95,8 +94,9 @@ pub fn read(sql: &str, tokens: Option<Tokens>, host: &dyn Host) -> Result<Read> 
         Some(tokens) => parse_tokens(tokens).or_else(|_| parse(sql, Reading::Original)),
         None => parse(sql, Reading::Original),
     };
+    let needed = first.as_mut().is_ok_and(names_needed);
     match &mut first {
-        Ok(stmt) if !names_needed(stmt) => return first.map(|stmt| Read { stmt, cuts: Cuts::default() }),
+        Ok(_) if !needed => return first.map(|stmt| Read { stmt, cuts: Cuts::default() }),
         // as deep in DuckDB's print: refused before DuckDB is asked to build it
         Err(AclError::Syntax(Syntax::TooDeep)) => return first.map(|stmt| Read { stmt, cuts: Cuts::default() }),
         // Control characters: DuckDB's reader and ours may disagree on where a token ends, so
@@ -206,41 +206,10 @@ fn parse_error(e: ParserError) -> AclError {
 /// Does any select item (in any query of the statement) take its name from its text in a way
 /// the rewrite may change? A column reference is named by its column, a star by its columns, a
 /// literal by its value; an aliased item by its alias.
-pub fn names_needed(stmt: &Statement) -> bool {
-    struct Scan(bool);
-    impl Visitor for Scan {
-        type Break = ();
-        fn pre_visit_query(&mut self, q: &sqlparser::ast::Query) -> ControlFlow<()> {
-            self.0 = self.0 || body_needs(&q.body);
-            if self.0 {
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        }
-        fn pre_visit_statement(&mut self, s: &Statement) -> ControlFlow<()> {
-            let returning = match s {
-                Statement::Insert(i) => i.returning.as_ref(),
-                Statement::Update(u) => u.returning.as_ref(),
-                Statement::Delete(d) => d.returning.as_ref(),
-                _ => None,
-            };
-            if returning.is_some_and(|r| r.iter().any(item_needs_name)) {
-                self.0 = true;
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    fn body_needs(body: &SetExpr) -> bool {
-        match body {
-            SetExpr::Select(s) => s.projection.iter().any(item_needs_name),
-            SetExpr::SetOperation { left, right, .. } => body_needs(left) || body_needs(right),
-            _ => false,
-        }
-    }
-    let mut scan = Scan(false);
-    let _ = stmt.visit(&mut scan);
-    scan.0
+pub fn names_needed(stmt: &mut Statement) -> bool {
+    let mut any = false;
+    names::for_each_item(stmt, &mut |_| any = true);
+    any
 }
 
 fn item_needs_name(item: &SelectItem) -> bool {

@@ -26,8 +26,10 @@ pub fn name_items(stmt: &mut Statement, host: &dyn Host) -> Result<bool> {
     let mut simple = true;
     for_each_item(stmt, &mut |item| {
         if let SelectItem::UnnamedExpr(e) = item {
-            simple &= plain(e);
-            texts.push(e.to_string());
+            simple = simple && plain(e);
+            if simple {
+                texts.push(e.to_string());
+            }
         }
     });
     if !simple || texts.is_empty() {
@@ -74,7 +76,7 @@ pub fn duckdb_names<H: Host + ?Sized>(texts: &[&str], host: &H) -> Result<Option
 }
 
 /// Calls `f` with every select and RETURNING item that `item_needs_name`, in one fixed order.
-fn for_each_item(stmt: &mut Statement, f: &mut dyn FnMut(&mut SelectItem)) {
+pub(super) fn for_each_item(stmt: &mut Statement, f: &mut dyn FnMut(&mut SelectItem)) {
     struct Walk<'f>(&'f mut dyn FnMut(&mut SelectItem));
     impl VisitorMut for Walk<'_> {
         type Break = ();

@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn names_are_needed_only_for_items_named_by_their_text() {
-    let needs = |sql: &str| names_needed(&parse(sql, Reading::Original).unwrap());
+    let needs = |sql: &str| names_needed(&mut parse(sql, Reading::Original).unwrap());
     for sql in ["SELECT a, t.b, 1, 'x', * FROM t", "SELECT count(*) AS n FROM t", "SELECT * EXCLUDE (a) FROM t", "DELETE FROM t"] {
         assert!(!needs(sql), "{sql}");
     }
