@@ -1,6 +1,7 @@
 """The little harness the Python tests share: register tests with `@test`, then `main(setup)`
 calls each with a fresh connection from `setup(extension_path)` and ends with
-`N passed, N failed` (exit 1 on any failure or when nothing ran)."""
+`N passed, N failed` (exit 1 on any failure or when nothing ran). `main(setup, teardown)` hands
+what `setup` returned to `teardown` after each test, pass or fail (the temporary directories)."""
 import argparse
 import os
 import sys
@@ -25,7 +26,7 @@ EXT = None
 FAULTS_EXT = None
 
 
-def main(setup):
+def main(setup, teardown=None):
     global EXT, FAULTS_EXT
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
@@ -35,14 +36,19 @@ def main(setup):
     FAULTS_EXT = os.path.abspath(args.faults_extension) if args.faults_extension else None
     passed = failed = 0
     for t in TESTS:
+        made = None
         try:
-            t(setup(EXT))
+            made = setup(EXT)
+            t(made)
             passed += 1
             print(f"ok   {t.__name__}")
         except Exception:  # noqa: BLE001 - report every failure, keep going
             failed += 1
             print(f"FAIL {t.__name__}")
             traceback.print_exc()
+        finally:
+            if teardown is not None and made is not None:
+                teardown(made)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed or not passed else 0)
 

@@ -15,6 +15,7 @@ Ends with `N passed, N failed`.
 """
 import gc
 import os
+import shutil
 import random
 import signal
 import subprocess
@@ -291,4 +292,5 @@ def a_hundred_open_close_cycles_leak_neither_states_nor_memory(d):
 
 
 if __name__ == "__main__":
-    harness.main(setup)
+    # each test's directory (databases of megabytes) goes when the test ends
+    harness.main(setup, lambda d: shutil.rmtree(d, ignore_errors=True))
