@@ -17,7 +17,9 @@ import subprocess
 import sys
 import tempfile
 
-CHILD = r"""
+# The child's database, shared with bench/cold_perf.py: stage 2 loaded directly (its symbols
+# readable), one thread, a RENAME object `sales.orders` over `phys.main.orders`, role analyst.
+SETUP = r"""
 import ctypes, os, sys
 import duckdb, _duckdb
 ctypes.CDLL(_duckdb.__file__, mode=os.RTLD_NOLOAD | ctypes.RTLD_GLOBAL)
@@ -31,6 +33,9 @@ con.execute("CREATE TABLE t AS SELECT range AS id FROM range(100)")
 con.execute("ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders;"
             " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN")
 kind, n = sys.argv[2], int(sys.argv[3])
+"""
+
+CHILD = SETUP + r"""
 con.execute('ACL ROLE "analyst" SELECT customer FROM orders WHERE id = 1').fetchall()
 COLS = ["customer", "id", "amount"]
 PREDS = ["id = {v}", "id = {v} AND amount > 3", "amount < {v} AND id = {v}", "(id = {v} OR id = 7)",

@@ -16,19 +16,10 @@ import subprocess
 import sys
 import tempfile
 
-CHILD = r"""
-import ctypes, os, sys, time
-import duckdb, _duckdb
-ctypes.CDLL(_duckdb.__file__, mode=os.RTLD_NOLOAD | ctypes.RTLD_GLOBAL)
-con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
-con.execute(f"LOAD '{sys.argv[1]}'")
-con.execute("SET threads = 1")
-con.execute("ATTACH ':memory:' AS phys")
-con.execute("CREATE TABLE phys.main.orders AS SELECT range AS id, 'c' || (range % 100) AS customer, "
-            "range % 1000 AS amount FROM range(10000)")
-con.execute("ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders;"
-            " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN")
-kind, n = sys.argv[2], int(sys.argv[3])
+from cold_callgrind import SETUP
+
+CHILD = SETUP + r"""
+import time
 sql = ('ACL ROLE "analyst" SELECT customer AS c{i} FROM orders WHERE id = 42' if kind == "acl"
        else 'SELECT customer AS c{i} FROM phys.main.orders AS orders WHERE id = 42')
 for i in range(200):

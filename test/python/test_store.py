@@ -15,8 +15,8 @@ Ends with `N passed, N failed`.
 """
 import gc
 import os
-import shutil
 import random
+import shutil
 import signal
 import subprocess
 import sys
