@@ -12,6 +12,7 @@ pub mod policy;
 pub mod prefix;
 pub mod rewrite;
 pub mod sqltext;
+pub mod stack;
 pub mod store;
 
 #[cfg(feature = "extension")]

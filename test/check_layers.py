@@ -25,7 +25,7 @@ from pathlib import Path
 # Lowest first: (modules, open). In an open layer the modules may import each other (the cycle
 # check still applies); in a closed one they may not (admin and rewrite never import each other).
 LAYERS = [
-    (["error", "bounded", "faults", "prefix", "sqltext"], True),
+    (["error", "bounded", "faults", "prefix", "sqltext", "stack"], True),
     (["policy"], False),
     (["auth"], False),
     (["authz"], False),

@@ -5,8 +5,8 @@
 //! 1. `kept::lookup`     — a batch seen before under the same policy (and a token still valid for
 //!                         the same principal): its rewrite, without tokenizing;
 //! 2. `tokens::lex`      — sqlparser's tokens, or DuckDB's (`Tokenize::tokens`) for a text
-//!                         sqlparser cannot tokenize; a long batch continues on a thread with a
-//!                         large stack (`on_big_stack`);
+//!                         sqlparser cannot tokenize; the rest runs on the thread's large stack
+//!                         (`stack::run`), and a text too long for it is refused;
 //! 3. `prefix::split`    — the prefix and the statements it covers, or not ours;
 //! 4. `shapes`           — the same statement with other numbers, rewritten before (spec 012);
 //! 5. `batch`            — by prefix: `admin::batch` (management), or `principal::of` (who) and
@@ -114,13 +114,8 @@ pub struct Rewritten {
     pub shape: Option<ShapeUse>,
 }
 
-/// Past this many tokens a statement is rewritten on a thread with a large stack: parsing,
-/// walking, printing and dropping a long flat expression (`1+1+…`) recurse once per term.
-const BIG_STATEMENT_TOKENS: usize = 4_096;
 /// Nothing longer is rewritten at all.
 const MAX_TOKENS: usize = 500_000;
-/// Reserved, not committed: only a statement that needs it touches it.
-const BIG_STACK_BYTES: usize = 1 << 30;
 
 /// The statement path: `query` (which `prefix::maybe_ours` let through) under the caller's
 /// `settings`.
@@ -133,14 +128,12 @@ pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn T
         Ok(tokens) => tokens,
         Err(e) => return Outcome::Refused(e),
     };
-    if tokens.len() > MAX_TOKENS {
+    if tokens.len() > MAX_TOKENS || !crate::stack::fits(tokens.len()) {
         return Outcome::Refused(AclError::from(crate::error::TooLarge::Statement));
     }
-    if tokens.len() > BIG_STATEMENT_TOKENS {
-        let handoff = Handoff(tokenize);
-        return on_big_stack(move || fresh(state, query, &tokens, lexed, settings, handoff.get()));
-    }
-    fresh(state, query, &tokens, lexed, settings, tokenize)
+    // Every tree of the rewrite lives on the thread's large stack (`stack`): sqlparser does not
+    // probe for room.
+    crate::stack::run(|| fresh(state, query, &tokens, lexed, settings, tokenize)).unwrap_or_else(|_| Outcome::Refused(no_room()))
 }
 
 /// A batch not in the batch cache, from its tokens on (and sqlparser's, when it made them).
@@ -296,29 +289,9 @@ fn learn_shape(
     state.shapes.learn(shape, actual, &sentinel)
 }
 
-/// The tokenizer as the big-stack thread takes it.
-struct Handoff<'t>(&'t dyn Tokenize);
-
-// SAFETY: `on_big_stack` runs its work on one scoped thread while the calling thread waits in
-// `join`: the tokenizer is never used by two threads at once, and it keeps no thread-local state
-// (the shim's callback writes into the context of the call that is waiting).
-unsafe impl Send for Handoff<'_> {}
-
-impl<'t> Handoff<'t> {
-    fn get(&self) -> &'t dyn Tokenize {
-        self.0
-    }
-}
-
-/// Runs `work` on a scoped thread with a `BIG_STACK_BYTES` stack. A panic there is joined here
-/// and refused (the caller's own `catch_unwind` covers this thread only).
-fn on_big_stack(work: impl FnOnce() -> Outcome + Send) -> Outcome {
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new().name("acl-rewrite".into()).stack_size(BIG_STACK_BYTES).spawn_scoped(scope, work) {
-            Ok(handle) => handle.join().unwrap_or_else(|_| Outcome::Refused(failed())),
-            Err(_) => Outcome::Refused(failed()),
-        }
-    })
+/// The refusal when the thread's stack region cannot be reserved (`stack::run`).
+pub fn no_room() -> AclError {
+    AclError::internal("no stack could be reserved for the rewrite; the statement was refused")
 }
 
 /// The refusal of a statement whose rewrite panicked.

@@ -37,7 +37,11 @@ pub fn start(state: &Arc<State>) {
     let spawned = std::thread::Builder::new().name("acl-policy-watch".into()).spawn(move || {
         // Nothing may unwind out of the thread; a panic ends the watching (the poll is gone, the
         // node keeps its snapshot and management still works).
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&weak, &store, &stop)));
+        // On the large stack (`stack::run`): the policy it loads is parsed here.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::stack::run(|| run(&weak, &store, &stop))));
+        if let (Ok(Err(_)), Some(state)) = (ran, weak.upgrade()) {
+            state.note_health(Err(&super::no_room()));
+        }
     });
     if let Err(e) = spawned {
         state.note_health(Err(&crate::error::AclError::internal(if e.kind() == std::io::ErrorKind::OutOfMemory {

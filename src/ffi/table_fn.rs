@@ -101,11 +101,13 @@ pub(super) unsafe fn state_of<'a>(info: sys::duckdb_bind_info) -> &'a Arc<State>
     unsafe { &*(sys::duckdb_bind_get_extra_info(info) as *const Arc<State>) }
 }
 
-/// Runs a callback's body; the message of its error, or `on_panic` for a panic, if any.
+/// Runs a callback's body on the thread's large stack (`stack::run`: management statements and
+/// the view guard parse and rewrite); the message of its error, or `on_panic` for a panic, if any.
 fn failure(on_panic: &str, body: impl FnOnce() -> Result<(), String>) -> Option<CString> {
-    let msg = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => return None,
-        Ok(Err(e)) => e,
+    let msg = match catch_unwind(AssertUnwindSafe(|| crate::stack::run(body))) {
+        Ok(Ok(Ok(()))) => return None,
+        Ok(Ok(Err(e))) => e,
+        Ok(Err(crate::stack::NoRoom)) => crate::engine::no_room().to_string(),
         Err(_) => on_panic.to_string(),
     };
     Some(CString::new(msg.replace('\0', " ")).unwrap_or_default())
