@@ -3,9 +3,10 @@
 //! legacy quoted forms `RLS '<pred>'` and `COLUMNS 'a,b'` are parsed from the string's text by
 //! the same functions. Expressions are parsed with sqlparser (so they are SQL, not text) and
 //! stored printed back; `acl_claim('k')` must have one string literal argument.
+use crate::sqltext::Walk as _;
 use crate::error::{AclError, Duplicate, Invalid, Management, Result};
 use crate::policy::{norm, Column, Slice};
-use sqlparser::ast::{Expr, Visit, Visitor};
+use sqlparser::ast::{Expr, Visitor};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
@@ -208,7 +209,7 @@ pub(super) fn check_expr(e: &Expr) -> Result<()> {
             }
         }
     }
-    match e.visit(&mut V) {
+    match e.walk(&mut V) {
         ControlFlow::Break(err) => Err(err),
         ControlFlow::Continue(()) => Ok(()),
     }

@@ -6,6 +6,7 @@
 //! slice, so both are refused, as is any name of the extension's own (`__acl…`: principals'
 //! temporary tables, renamed CTEs, markers). Checked when the statement is parsed, so an invalid
 //! source never reaches the policy.
+use crate::sqltext::Walk as _;
 use crate::error::{AclError, Invalid, Result};
 use sqlparser::ast::{ObjectName, ObjectNamePart, TableFactor, Visit, Visitor};
 use std::ops::ControlFlow;
@@ -62,7 +63,7 @@ pub fn check_query<T: Visit>(body: &T) -> Result<()> {
         }
     }
     let mut t = Tables(None);
-    let _ = body.visit(&mut t);
+    let _ = body.walk(&mut t);
     t.0.map_or(Ok(()), Err)
 }
 

@@ -26,12 +26,13 @@
 //! TRUE, or the statement is refused if the type changed since, and every type is forgotten); known unsafe, the full guard. With nothing
 //! to compare there is no guard at all.
 //! `acl_claim('k')` becomes the claim's value as a SQL literal (NULL when missing).
+use crate::sqltext::WalkMut as _;
 use super::{Layer, View};
 use crate::error::{AclError, Result};
 use super::types::{ColumnTypes, Known};
 use crate::policy::{norm, Column, PhysName, RelationKind, Slice};
 use crate::sqltext::ident;
-use sqlparser::ast::{Expr, Query, Value, VisitMut, VisitorMut};
+use sqlparser::ast::{Expr, Query, Value, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use std::collections::BTreeSet;
@@ -140,7 +141,7 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
         .and_then(|mut p| p.parse_query())
         .map_err(|_| AclError::internal("a policy expression did not parse"))?;
     crate::sqltext::substitute_claims(&mut *query, |k| view.claim(k))?;
-    let _ = query.visit(&mut Unparen);
+    let _ = query.walk_mut(&mut Unparen);
     Ok(query)
 }
 

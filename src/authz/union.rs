@@ -11,9 +11,10 @@
 //!
 //! Composition is refused (fail closed) when a later layer's expression holds something whose
 //! names the substitution cannot follow: a subquery, a lambda or a qualified column.
+use crate::sqltext::WalkMut as _;
 use crate::error::{AclError, Result, Uncombinable};
 use crate::policy::{norm, Column, Slice};
-use sqlparser::ast::{Expr, VisitMut, VisitorMut};
+use sqlparser::ast::{Expr, VisitorMut};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
@@ -119,7 +120,7 @@ fn substitute(expr: &str, columns: Option<&[(String, String)]>) -> Result<String
     let Some(columns) = columns else { return Ok(expr.to_string()) };
     let mut e = parse(expr)?;
     let mut s = Substitute { columns, error: None };
-    let _ = e.visit(&mut s);
+    let _ = e.walk_mut(&mut s);
     match s.error {
         Some(err) => Err(err),
         None => Ok(e.to_string()),

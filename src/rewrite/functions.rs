@@ -3,6 +3,7 @@
 //! the function policy, and emitted fully qualified (`lower(x)` → `"system"."main"."lower"(x)`),
 //! so a macro named like a built-in in the search path cannot capture the call. Calls of virtual
 //! functions are replaced by markers here and expanded after `relations` (see `virtual_fns`).
+use crate::sqltext::{Walk as _, WalkMut as _};
 use super::Decision;
 use crate::authz::{Granted, Principal, Used, View};
 use crate::error::{AclError, BadCall, FunctionNotPermitted, LacksCapability, On, Result, Unsupported};
@@ -12,7 +13,7 @@ use crate::policy::{norm, Caps, ObjKey, Policy, DEFAULT_SCHEMA};
 use crate::sqltext::{quoted, quoted_name};
 use sqlparser::ast::{
     AccessExpr, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
-    ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Visit, VisitMut, Visitor, VisitorMut,
+    ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Visitor, VisitorMut,
 };
 use std::ops::ControlFlow;
 
@@ -96,7 +97,7 @@ pub(super) fn apply(
     faults: crate::faults::Faults,
 ) -> Result<Vec<VirtualCall>> {
     let mut g = Gate { view, gate, decision, calls: Vec::new(), trusted: Default::default(), fault_unqualified: faults.unqualified_functions };
-    if let ControlFlow::Break(e) = stmt.visit(&mut g) {
+    if let ControlFlow::Break(e) = stmt.walk_mut(&mut g) {
         return Err(e);
     }
     Ok(g.calls)
@@ -511,6 +512,6 @@ fn wants_alias(e: &Expr) -> bool {
         }
     }
     let mut s = Scan { calls: false, multi: false };
-    let _ = e.visit(&mut s);
+    let _ = e.walk(&mut s);
     s.calls && !s.multi
 }

@@ -17,6 +17,7 @@
 //! The select list of the outermost query block is evaluated after its filters and is free,
 //! except items a WHERE, HAVING or QUALIFY names by alias (DuckDB substitutes them). Aggregate
 //! calls are evaluated after the filters below them and are free values anywhere.
+use crate::sqltext::Walk as _;
 use crate::authz::slices::LitKind;
 use crate::policy::norm;
 use sqlparser::ast::{
@@ -178,7 +179,7 @@ impl LeakProof {
         for e in [&s.selection, &s.having, &s.qualify].into_iter().flatten() {
             self.pred(e)?;
             if top {
-                let _ = e.visit(&mut Names(&mut named));
+                let _ = e.walk(&mut Names(&mut named));
             }
         }
         for item in &s.projection {
@@ -355,7 +356,7 @@ impl LeakProof {
     /// Anything, as long as the subqueries in it are leak-proof (each is a query block of its own).
     fn nested<V: Visit>(&mut self, v: &V) -> R {
         let mut n = Nested { outer: self, depth: 0 };
-        match v.visit(&mut n) {
+        match v.walk(&mut n) {
             ControlFlow::Break(()) => Err(No),
             ControlFlow::Continue(()) => Ok(()),
         }

@@ -9,13 +9,14 @@
 //! principal, who cannot call `acl_*` itself, reaches the listing only this way. At bind time
 //! `acl_meta` re-derives the principal's view from the current policy (`listing_rows`) and binds
 //! each object's exposed query in the caller's context for its column types.
+use crate::sqltext::WalkMut as _;
 use super::Decision;
 use crate::authz::{ObjectType, Principal, View};
 use crate::error::{AclError, BadCall, Result};
 use crate::policy::{norm, Policy, RelationKind};
 use crate::sqltext::ident;
 use sqlparser::ast::{
-    Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, VisitMut,
+    Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, 
     VisitorMut,
 };
 use sqlparser::dialect::DuckDbDialect;
@@ -188,7 +189,7 @@ pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decisi
         return Ok(());
     }
     let mut m = Meta { view, decision, trusted: Default::default() };
-    match stmt.visit(&mut m) {
+    match stmt.walk_mut(&mut m) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }

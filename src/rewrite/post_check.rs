@@ -1,13 +1,14 @@
 //! The last step: every table the rewritten statement names is one the decision allowed —
 //! a physical object that a grant resolved, or a CTE this statement defines. Anything else
 //! means a rule missed something, and the statement is refused.
+use crate::sqltext::Walk as _;
 use super::Decision;
 use crate::error::{AclError, Result};
-use sqlparser::ast::{ObjectName, ObjectNamePart, Query, Statement, TableFactor, Visit, Visitor};
+use sqlparser::ast::{ObjectName, ObjectNamePart, Query, Statement, TableFactor, Visitor};
 use std::ops::ControlFlow;
 
 pub(super) fn check(stmt: &Statement, decision: &Decision, faults: crate::faults::Faults) -> Result<()> {
-    match stmt.visit(&mut Check { decision, trusted: super::trusted::Trusted::new(faults) }) {
+    match stmt.walk(&mut Check { decision, trusted: super::trusted::Trusted::new(faults) }) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }

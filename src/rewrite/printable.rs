@@ -7,12 +7,13 @@
 //! token DuckDB reads back: a single-quoted string holding a quote is printed dollar-quoted
 //! (`$acl$…$acl$`, exact for any content), and a quoted identifier or another quoted literal kind
 //! that cannot print faithfully is refused.
+use crate::sqltext::WalkMut as _;
 use crate::error::{AclError, Result, Unsupported};
-use sqlparser::ast::{DollarQuotedString, Ident, Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
+use sqlparser::ast::{DollarQuotedString, Ident, Statement, Value, ValueWithSpan, VisitorMut};
 use std::ops::ControlFlow;
 
 pub(super) fn make_printable(stmt: &mut Statement) -> Result<()> {
-    match stmt.visit(&mut Printable) {
+    match stmt.walk_mut(&mut Printable) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }

@@ -7,6 +7,7 @@
 //! CTEs are renamed to names only this statement defines (`__acl_cte<N>_<name>`), so a scoping
 //! mistake here can only make a reference fail to bind; it can never let a bare name fall
 //! through to a physical table.
+use crate::sqltext::WalkMut as _;
 use super::ddl::{self, Placed};
 use super::writes::{self, WriteSlice};
 use super::Decision;
@@ -17,7 +18,7 @@ use crate::sqltext::{quoted, quoted_name};
 use sqlparser::ast::{
     DescribeAlias,
     Expr, FromTable, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Query, SetExpr, SqliteOnConflict,
-    Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitMut, VisitorMut,
+    Statement, TableAlias, TableFactor, TableObject, TableWithJoins, VisitorMut,
 };
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -44,7 +45,7 @@ pub(super) fn apply_in(
         trusted: super::trusted::Trusted::new(faults),
         persistent_view,
     };
-    match stmt.visit(&mut r) {
+    match stmt.walk_mut(&mut r) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }
@@ -415,7 +416,7 @@ impl Resolver<'_, '_, '_> {
                     }
                 };
                 // Errors about the tables inside are reported under the object's virtual name.
-                let _ = sqlparser::ast::Visit::visit(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });
+                let _ = crate::sqltext::Walk::walk(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });
                 (subquery, alias)
             }
             // PIVOT and UNPIVOT name their input as a FROM item of their own (visited next) and
@@ -447,7 +448,7 @@ impl Resolver<'_, '_, '_> {
 /// A subquery a rule supplied (a metadata listing) maps to "(hidden)".
 pub(super) fn map_supplied(decision: &mut Decision, q: &Query) {
     let key = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
-    let _ = sqlparser::ast::Visit::visit(q, &mut MapNames { decision, key: &key });
+    let _ = crate::sqltext::Walk::walk(q, &mut MapNames { decision, key: &key });
 }
 
 struct MapNames<'d, 'k> {

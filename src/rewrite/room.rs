@@ -15,9 +15,10 @@
 //! that certainly receive the same insertion are counted: listings (always replaced), and in a
 //! plain query (not DML) table names that cannot be a CTE's (a one-part name that any CTE of the
 //! statement defines is not counted); everything else takes its room one reference at a time.
+use crate::sqltext::Walk as _;
 use crate::error::{AclError, Result, TooLarge};
 use crate::policy::norm;
-use sqlparser::ast::{ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
+use sqlparser::ast::{ObjectNamePart, Query, SetExpr, Statement, TableFactor, Visitor};
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
@@ -56,7 +57,7 @@ impl Room {
     /// `bytes` of room for `stmt`, its references counted ahead (see the module comment).
     pub(super) fn ahead_of(stmt: &Statement, bytes: usize) -> Room {
         let mut c = Count { tables: HashMap::new(), ctes: HashSet::new(), listings: HashMap::new() };
-        let _ = stmt.visit(&mut c);
+        let _ = stmt.walk(&mut c);
         let plain_query = match stmt {
             Statement::Query(q) => !matches!(
                 q.body.as_ref(),

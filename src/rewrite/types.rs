@@ -8,12 +8,13 @@
 //! (before any policy SQL is inserted): every cast (`::`, CAST, TRY_CAST), typed literal, nested
 //! type (LIST/ARRAY/STRUCT/MAP/UNION elements), CREATE TABLE column and lambda parameter type,
 //! and the string arguments some functions read type names from (`make_type`, `from_json`, …).
+use crate::sqltext::Walk as _;
 use crate::error::{AclError, Result, TypeNotPermitted};
 use crate::policy::functions::HostFunctions;
 use sqlparser::ast::{
     ArrayElemTypeDef, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentClause, FunctionArguments, MapBracketKind,
     ObjectNamePart, Statement,
-    StructBracketKind, TableFactor, TypeModifier, Visit, Visitor,
+    StructBracketKind, TableFactor, TypeModifier, Visitor,
 };
 use std::ops::ControlFlow;
 
@@ -40,7 +41,7 @@ const GRAMMAR_FORMS: &[&str] = &[
 
 pub(super) fn check(stmt: &Statement, host: &HostFunctions) -> Result<()> {
     let mut g = Gate { host };
-    match stmt.visit(&mut g) {
+    match stmt.walk(&mut g) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
     }

@@ -1,6 +1,7 @@
 //! A virtual function's body as management checks it at CREATE, and the names reserved for the
 //! rewrite's own markers and helpers. Which functions a body may never call is the policy's
 //! (`policy::categories::never_callable`), passed in by the caller.
+use crate::sqltext::{Walk as _, WalkMut as _};
 use super::acl_arg_index;
 use crate::error::{AclError, Invalid, Result, Unsupported};
 use sqlparser::ast::{Expr, Function, Ident, ObjectName, ObjectNamePart, Query, TableFactor, Visit, VisitMut, Visitor, VisitorMut};
@@ -32,7 +33,7 @@ pub fn check_reserved_except<T: Visit + ?Sized>(sql: &T, ours: &dyn Fn(&str) -> 
             ControlFlow::Continue(())
         }
     }
-    match sql.visit(&mut Idents { ours }) {
+    match sql.walk(&mut Idents { ours }) {
         ControlFlow::Break(()) => Err(Unsupported::ReservedName.into()),
         ControlFlow::Continue(()) => Ok(()),
     }
@@ -117,7 +118,7 @@ pub fn normalise_body<T: VisitMut + Visit>(body: &mut T, never: fn(&str) -> bool
         }
     }
     let mut n = Norm { ctes: Vec::new(), function_name: false, max_arg: 0, err: None, never };
-    let _ = body.visit(&mut n);
+    let _ = body.walk_mut(&mut n);
     match n.err {
         Some(e) => Err(e),
         None => Ok(n.max_arg),

@@ -4,8 +4,10 @@
 //! sqlparser and `error`, nothing of policies or principals (what it needs of them is passed in).
 mod body;
 mod placeholders;
+mod walk;
 
 pub use body::{check_reserved, check_reserved_except, normalise_body};
+pub use walk::{Walk, WalkMut};
 pub use placeholders::{acl_arg_index, claim_name, claim_value, is_acl_claim, substitute_claims};
 
 use sqlparser::ast::{Ident, ObjectName};

@@ -1,5 +1,6 @@
 //! The placeholders policy SQL may use: `acl_claim('k')` (the principal's claim, in RLS, masks,
 //! views and function bodies) and `acl_arg(n)` (a virtual function's argument).
+use crate::sqltext::WalkMut as _;
 use crate::error::{AclError, Result};
 use sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, ObjectNamePart, Value, VisitMut,
@@ -73,7 +74,7 @@ pub fn substitute_claims<'c, T: VisitMut + ?Sized>(sql: &mut T, claim: impl Fn(&
             ControlFlow::Continue(())
         }
     }
-    match sql.visit(&mut Claims(claim)) {
+    match sql.walk_mut(&mut Claims(claim)) {
         ControlFlow::Break(err) => Err(err),
         ControlFlow::Continue(()) => Ok(()),
     }

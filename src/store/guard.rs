@@ -8,6 +8,7 @@
 //! so it is refused when `a` is the store's schema (or its catalog, for a store in `main`); a
 //! one-part `t` may reach the store through a search path, so it is refused when `t` is one of the
 //! store's table names. A store without a DuckDB catalog (PostgreSQL) is out of DuckDB's reach.
+use crate::sqltext::Walk as _;
 use super::layout::{META, TABLES};
 use super::Location;
 use crate::admin::functions::FnCommand;
@@ -67,7 +68,7 @@ impl Guard<'_> {
             }
         }
         let mut v = Names { guard: self, found: None };
-        let _ = body.visit(&mut v);
+        let _ = body.walk(&mut v);
         v.found.map_or(Ok(()), |n| Err(self.refuse(&n)))
     }
 

@@ -5,6 +5,7 @@
 //! principal's statement. Inside region j DuckDB's parse may then name only what region j's SQL
 //! names, and use each column name at most as often as that SQL does, so a principal's
 //! expression that ends up inside policy SQL is caught by name and by count.
+use crate::sqltext::Walk as _;
 use super::parts;
 use crate::policy::PhysName;
 use crate::sqltext::{acl_arg_index, is_acl_claim};
@@ -62,7 +63,7 @@ impl Region {
     /// only makes the budget larger than the policy SQL's own use — never smaller than DuckDB's.
     pub fn of<T: Visit + ?Sized>(sql: &T) -> Region {
         let mut r = Reader { names: Names::default(), columns: Vec::new() };
-        let _ = sql.visit(&mut r);
+        let _ = sql.walk(&mut r);
         let mut columns = r.columns;
         columns.sort_unstable();
         let mut counted: Vec<(String, u32)> = Vec::new();

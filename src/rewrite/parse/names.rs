@@ -16,7 +16,7 @@
 use super::{item_needs_name, parse, Host, Reading};
 use crate::bounded::Bounded;
 use crate::error::Result;
-use sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, Statement, VisitMut, VisitorMut};
+use sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, Statement, VisitorMut};
 use std::ops::ControlFlow;
 
 /// Gives every item of `stmt` that DuckDB names by its text DuckDB's name as its alias. `Ok(false)`:
@@ -112,7 +112,7 @@ pub(super) fn for_each_item(stmt: &mut Statement, f: &mut dyn FnMut(&mut SelectI
             f(item);
         }
     }
-    let _ = VisitMut::visit(stmt, &mut Walk(f));
+    let _ = crate::sqltext::WalkMut::walk_mut(stmt, &mut Walk(f));
 }
 
 /// Is `e` built only of forms whose sqlparser print DuckDB names as it names the original: names,

@@ -1,8 +1,9 @@
 //! A virtual function call's arguments: what they may be, and how a body takes them.
+use crate::sqltext::Walk as _;
 use super::super::functions::{VirtualCall, MARKER};
 use crate::sqltext::acl_arg_index;
 use crate::error::{AclError, BadCall, Result};
-use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, ObjectName, ObjectNamePart, Query, SetExpr, TableFactor, Visit, Visitor};
+use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, ObjectName, ObjectNamePart, Query, SetExpr, TableFactor, Visitor};
 use std::ops::ControlFlow;
 
 /// The call index a marker name stands for.
@@ -71,7 +72,7 @@ pub(super) fn check_arg(call: &VirtualCall, arg: &Expr, windows: bool) -> Result
         }
     }
     let mut s = Scan { depth: 0, star: false, window: false };
-    let _ = arg.visit(&mut s);
+    let _ = arg.walk(&mut s);
     if s.star {
         return Err(one_value(call));
     }
@@ -129,7 +130,7 @@ pub(super) fn scalar_form(body: &Expr) -> Form {
         }
     }
     let mut s = Scan { lambdas: 0, seen: Vec::new(), scoped: false };
-    let _ = body.visit(&mut s);
+    let _ = body.walk(&mut s);
     if s.scoped {
         Form::Region
     } else {

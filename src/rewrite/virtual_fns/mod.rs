@@ -17,6 +17,7 @@
 //!
 //! `acl_claim('k')` becomes the claim's value. The body is operator-written and trusted: it is not
 //! gated or resolved again, and what it names is region j's allowed set, read from the stored body.
+use crate::sqltext::{Walk as _, WalkMut as _};
 use super::defence::{region_alias, Region, ARGS};
 use super::functions::VirtualCall;
 use super::slices::template;
@@ -44,7 +45,7 @@ pub(super) fn expand(stmt: &mut Statement, view: &View<'_>, calls: &[VirtualCall
         return Ok(());
     }
     let mut e = Expand { view, calls, decision, done: vec![false; calls.len()], in_place_fault: faults.vfn_args_in_place };
-    if let ControlFlow::Break(err) = stmt.visit(&mut e) {
+    if let ControlFlow::Break(err) = stmt.walk_mut(&mut e) {
         return Err(err);
     }
     if e.done.iter().any(|d| !d) {
@@ -256,7 +257,7 @@ impl<'a> Expand<'a, '_> {
     /// `"__acl_args"."a<n>"` — and the claims by their values.
     fn substitute<T: VisitMut + ?Sized>(&mut self, body: &mut T, form: Form, args: Vec<Expr>) -> Result<()> {
         let mut s = Subst { view: self.view, form, args: args.into_iter().map(Some).collect() };
-        match body.visit(&mut s) {
+        match body.walk_mut(&mut s) {
             ControlFlow::Break(e) => Err(e),
             ControlFlow::Continue(()) => Ok(()),
         }
@@ -344,6 +345,6 @@ fn body_growth<T: std::fmt::Display + sqlparser::ast::Visit + ?Sized>(body: &T) 
         }
     }
     let mut p = Placeholders(0);
-    let _ = body.visit(&mut p);
+    let _ = body.walk(&mut p);
     body.to_string().len().saturating_sub(p.0)
 }

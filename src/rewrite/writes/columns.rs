@@ -17,6 +17,7 @@
 //!   `(* ~~ 'a%')`, spec 016);
 //! - `#n` (positional): never, outside a subquery with its own FROM. Over the target it would
 //!   count the physical table's columns, hidden ones included, not the principal's.
+use crate::sqltext::Walk as _;
 use super::is_default_keyword;
 use crate::error::{AclError, NotGranted, Result, SlicedWrite};
 use crate::policy::{norm, ObjKey, PhysName};
@@ -77,7 +78,7 @@ pub(super) fn introduced<V: Visit>(node: &V) -> HashSet<String> {
         }
     }
     let mut names = Names(HashSet::new());
-    let _ = node.visit(&mut names);
+    let _ = node.walk(&mut names);
     names.0
 }
 
@@ -112,7 +113,7 @@ impl<'s> Rule<'s> {
             return Ok(());
         }
         let mut w = Walk { rule: self, from: Vec::new(), lambdas: Vec::new(), fields: HashSet::new() };
-        match node.visit(&mut w) {
+        match node.walk(&mut w) {
             ControlFlow::Break(e) => Err(e),
             ControlFlow::Continue(()) => Ok(()),
         }

@@ -21,6 +21,7 @@
 //!   side they see;
 //! - subqueries are planned as joins over all joined rows (no CASE guards what is inside them):
 //!   they are refused in ON, and in every clause when there is a BY SOURCE clause.
+use crate::sqltext::Walk as _;
 use super::{and, boolean, guard, is_default, WriteSlice};
 use crate::error::{AclError, MergeForm, Result, SlicedWrite, Unsupported};
 use sqlparser::ast::{
@@ -289,7 +290,7 @@ fn has_subquery<V: Visit>(node: &V) -> bool {
             ControlFlow::Break(())
         }
     }
-    node.visit(&mut Found).is_break()
+    node.walk(&mut Found).is_break()
 }
 
 fn clause_has_subquery(c: &MergeClause) -> bool {

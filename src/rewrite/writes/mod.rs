@@ -17,6 +17,7 @@ mod merge;
 #[cfg(test)]
 mod tests;
 
+use crate::sqltext::{Walk as _, WalkMut};
 use crate::authz::slices::substitute_claims;
 use crate::authz::{Layer, Resolved, View};
 use crate::error::{AclError, ReadOnly, Result, SlicedWrite, Unsupported};
@@ -24,7 +25,7 @@ use crate::policy::{norm, PhysName};
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, ConflictTarget, Delete, Expr, Ident, Insert, ObjectName,
-    ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, TableFactor, Update, Value, Visit, VisitMut, Visitor,
+    ObjectNamePart, OnConflictAction, OnInsert, Query, SetExpr, TableFactor, Update, Value, Visit, Visitor,
     VisitorMut,
 };
 use sqlparser::dialect::DuckDbDialect;
@@ -145,7 +146,7 @@ impl WriteSlice {
     pub(super) fn policy_functions(&self) -> Vec<Vec<String>> {
         let mut out = Vec::new();
         if let Some(p) = &self.pred {
-            let _ = p.visit(&mut Calls(&mut out));
+            let _ = p.walk(&mut Calls(&mut out));
         }
         out
     }
@@ -162,7 +163,7 @@ impl WriteSlice {
     /// The predicate, qualified by the target's alias.
     fn pred_on(&self, alias: &str) -> Option<Expr> {
         let mut p = self.pred.clone()?;
-        let _ = VisitMut::visit(&mut p, &mut Qualify { alias });
+        let _ = WalkMut::walk_mut(&mut p, &mut Qualify { alias });
         Some(nested(p))
     }
 
@@ -232,7 +233,7 @@ impl WriteSlice {
         }
         let Some(mut new_row) = self.pred_on(alias) else { return Ok(false) };
         let mut sub = Substitute { alias, values: &new_values, touched: false };
-        let _ = VisitMut::visit(&mut new_row, &mut sub);
+        let _ = WalkMut::walk_mut(&mut new_row, &mut sub);
         if !sub.touched {
             return Ok(false); // no assigned column is part of the predicate: WHERE already holds it
         }
@@ -250,7 +251,7 @@ impl WriteSlice {
         for row in rows.iter_mut() {
             let values: HashMap<String, Expr> = cols.iter().cloned().zip(row.iter().cloned()).collect();
             let mut check = pred.clone();
-            let _ = VisitMut::visit(&mut check, &mut Substitute { alias: "", values: &values, touched: false });
+            let _ = WalkMut::walk_mut(&mut check, &mut Substitute { alias: "", values: &values, touched: false });
             for v in row.iter_mut() {
                 let value = std::mem::replace(v, Expr::value(Value::Null));
                 *v = guard(nested(check.clone()), value, Some(self.outside("MERGE")));
@@ -270,7 +271,7 @@ impl WriteSlice {
         }
         if let Some(pred) = &self.pred {
             let mut missing = None;
-            let _ = pred.visit(&mut Idents(&mut |name: &str| {
+            let _ = pred.walk(&mut Idents(&mut |name: &str| {
                 if missing.is_none() && !cols.iter().any(|c| c == name) {
                     missing = Some(name.to_string());
                 }
