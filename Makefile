@@ -7,15 +7,25 @@ EXT_VERSION := $(shell sed -n 's/^version = "\(.*\)"/v\1/p' Cargo.toml | head -n
 STAGE2 := target/release/libacl.so
 EXT := build/release/acl.duckdb_extension
 
-.PHONY: all release faults venv test layers unit runner-selftest slt pytests demo bench clean safety header
+.PHONY: all release faults venv test layers unit runner-selftest slt pytests demo bench clean safety header pgo-profile
 
 all: release
 
 release: $(EXT)
 
-# Stage 2: the Rust cdylib with the C++ shim (borrows DuckDB's symbols from the host).
-$(STAGE2): FORCE
-	cargo build --release --locked
+# Stage 2: the Rust cdylib with the C++ shim (borrows DuckDB's symbols from the host), built
+# with the committed profile (`make pgo-profile`; spec 012, "Profile-guided build"). A function
+# changed since the profile was made is simply built without it.
+PGO_PROFILE := pgo/acl.profdata.gz
+PGO_DATA := target/pgo/acl.profdata
+PGO_FLAGS = -Cprofile-use=$(abspath $(PGO_DATA)) -Cllvm-args=-no-pgo-warn-mismatch
+
+$(PGO_DATA): $(PGO_PROFILE)
+	@mkdir -p $(dir $@)
+	gzip -dc $< > $@
+
+$(STAGE2): FORCE $(PGO_DATA)
+	RUSTFLAGS="$(PGO_FLAGS)" cargo build --release --locked
 
 # Stage 1: a small loader with no DuckDB symbols that embeds stage 2; then the metadata footer.
 $(EXT): $(STAGE2) cpp/loader.cpp extension-ci-tools/append_metadata.py
@@ -27,6 +37,29 @@ $(EXT): $(STAGE2) cpp/loader.cpp extension-ci-tools/append_metadata.py
 	@echo "built $@"
 
 FORCE:
+
+# The profile itself: the instrumented build runs bench/pgo_train.py (the never-seen statement
+# path, `make bench` cases (a) and (h) in small, the SQL suite), and its counts, merged, become
+# pgo/acl.profdata.gz. Needs an llvm-profdata that reads rustc's raw profiles (Debian's llvm-19
+# reads those of rustc 1.95's LLVM 22). Not part of `make test`; run it after changes to the
+# statement path and commit the result.
+LLVM_PROFDATA ?= $(or $(lastword $(sort $(wildcard /usr/lib/llvm-*/bin/llvm-profdata))),llvm-profdata)
+PGO_GEN_DIR := target/pgo-gen
+.PHONY: pgo-profile
+pgo-profile: venv
+	RUSTFLAGS="-Cprofile-generate=$(abspath $(PGO_GEN_DIR)/raw)" cargo build --release --locked --target-dir $(PGO_GEN_DIR)
+	rm -rf $(PGO_GEN_DIR)/raw build/pgo-gen && mkdir -p build/pgo-gen
+	g++ -std=c++17 -O2 -fPIC -shared -fvisibility=hidden -D_GLIBCXX_USE_CXX11_ABI=1 \
+	    -DACL_STAGE2_PATH='"$(abspath $(PGO_GEN_DIR)/release/libacl.so)"' cpp/loader.cpp -o build/pgo-gen/acl_stage1.so -ldl
+	$(PY) extension-ci-tools/append_metadata.py build/pgo-gen/acl_stage1.so build/pgo-gen/acl.duckdb_extension \
+	    --extension-version $(EXT_VERSION)
+	@mkdir -p build/pgo-gen/stage2
+	$(PY) extension-ci-tools/append_metadata.py $(PGO_GEN_DIR)/release/libacl.so build/pgo-gen/stage2/acl.duckdb_extension \
+	    --extension-version $(EXT_VERSION)
+	$(PY) bench/pgo_train.py build/pgo-gen/acl.duckdb_extension build/pgo-gen/stage2/acl.duckdb_extension
+	$(LLVM_PROFDATA) merge --sparse -o $(PGO_GEN_DIR)/acl.profdata $(PGO_GEN_DIR)/raw/*.profraw
+	gzip -9n < $(PGO_GEN_DIR)/acl.profdata > $(PGO_PROFILE)
+	@echo "wrote $(PGO_PROFILE) ($$(du -h $(PGO_PROFILE) | cut -f1))"
 
 # The same extension with the `test-faults` feature (deliberate rewriter bugs behind
 # ACL_TEST_FAULT), only for test/python/test_defence.py. Its own target dir: switching features
@@ -144,9 +177,9 @@ RUST_HOST_BIN := target/rust-host/release/acl-rust-host
 libduckdb:
 	$(PYTHON) extension-ci-tools/build_libduckdb.py --cache-dir $(DUCKDB_CACHE) --jobs $(DIST_JOBS) --nice $(DIST_NICE)
 
-dist: libduckdb
+dist: libduckdb $(PGO_DATA)
 	ACL_DUCKDB_LIB_DIR=$(DUCKDB_CACHE)/lib $(DIST_LINKER_VAR)=$(abspath extension-ci-tools/dist-linker.sh) \
-	    nice -n $(DIST_NICE) cargo build --release --locked --features static-duckdb \
+	    RUSTFLAGS="$(PGO_FLAGS)" nice -n $(DIST_NICE) cargo build --release --locked --features static-duckdb \
 	    --target-dir $(DIST_TARGET) -j $(DIST_JOBS)
 	strip --strip-all -o $(DIST_TARGET)/release/acl-stripped.so $(DIST_TARGET)/release/libacl.so
 	@exports="$$(nm -D --defined-only $(DIST_TARGET)/release/acl-stripped.so | awk '{print $$3}')"; \

@@ -191,7 +191,7 @@ fn batch_with(
         Mode::Native => {
             let mut out = admin::native(policy, &who.principal, &batch.statements)?;
             out.expires = expires(who.exp);
-            out.principal = owner(&batch.prefix);
+            out.principal = state.owners.of(&batch.prefix);
             return Ok(out);
         }
     }
@@ -205,7 +205,7 @@ fn batch_with(
         version: policy.version,
         expires: expires(who.exp),
         reuse: Some(Reuse { token: who.token, who: done.who }),
-        principal: owner(&batch.prefix),
+        principal: state.owners.of(&batch.prefix),
         native: false,
     })
 }

@@ -55,6 +55,33 @@ fn now_unix() -> Result<i64> {
         .as_secs() as i64)
 }
 
+/// `owner` of each prefix met, so a batch does not hash (and, for a token, decode) it again. The
+/// key is the prefix's own text; only prefixes that verified reach here.
+pub struct Owners(crate::bounded::Bounded<String, String>);
+
+impl Default for Owners {
+    fn default() -> Owners {
+        Owners(crate::bounded::Bounded::new(1 << 20, 4_096))
+    }
+}
+
+impl Owners {
+    pub fn of(&self, prefix: &Prefix) -> String {
+        let key = match prefix {
+            Prefix::Role(role) => format!("r{role}"),
+            Prefix::Token(jwt) => format!("t{jwt}"),
+            Prefix::Admin | Prefix::Session(_) => return String::new(),
+        };
+        if let Some(known) = self.0.get(&key) {
+            return known.clone();
+        }
+        let owner = owner(prefix);
+        let size = key.len() + owner.len() + crate::bounded::ENTRY_OVERHEAD;
+        self.0.insert(key, owner.clone(), size);
+        owner
+    }
+}
+
 /// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
 /// (folded as role names are), the issuer and subject for `ACL TOKEN` (a refreshed token of the
 /// same subject is the same principal; a token without a subject is a principal of its own).

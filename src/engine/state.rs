@@ -30,6 +30,8 @@ pub struct State {
     pub batches: super::BatchCache,
     /// Statement shapes: rewrites reused across numeric literals (spec 012).
     pub shapes: super::ShapeCache,
+    /// `owner` by prefix text.
+    pub owners: super::principal::Owners,
     /// Parsed management statements by their text.
     pub commands: super::Commands,
     /// Metadata listings (`acl_meta`) by policy version, principal and catalog stamp.

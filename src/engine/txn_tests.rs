@@ -63,3 +63,15 @@ fn the_owner_is_the_role_or_the_tokens_issuer_and_subject() {
     assert_ne!(anon, tok(serde_json::json!({"iss": "https://idp", "sub": "", "exp": 1})));
     assert_eq!(owner(&Prefix::Admin), "");
 }
+
+/// The owners kept per prefix are the ones `owner` computes, and a kept one is handed back.
+#[test]
+fn owners_are_kept_per_prefix_and_equal_to_owner() {
+    let owners = super::principal::Owners::default();
+    for p in [Prefix::Role("analyst".into()), Prefix::Role("Analyst".into()), Prefix::Admin] {
+        assert_eq!(owners.of(&p), owner(&p));
+        assert_eq!(owners.of(&p), owner(&p), "again, from the map");
+    }
+    assert_eq!(owners.of(&Prefix::Role("a".into())).len(), 32);
+    assert_ne!(owners.of(&Prefix::Role("a".into())), owners.of(&Prefix::Role("b".into())));
+}
