@@ -14,8 +14,8 @@
 //! parse; a longer text is refused. A tree the rewrite inserts from the policy is walked on the
 //! same stack that drops it, and the drop was never probed: a tree deep enough to overflow
 //! `REGION_BYTES` while walked would have overflowed the caller's stack (8 MiB or less) while
-//! dropped, with or without the probes. The lowest page is a guard: an overflow faults, it never
-//! writes past the region.
+//! dropped, with or without the probes. The lowest 64 KiB are a guard: an overflow faults, it
+//! never writes past the region.
 use std::cell::{Cell, RefCell};
 
 /// What one thread reserves (address space; only touched pages are memory).
@@ -26,7 +26,7 @@ const KEEP_BYTES: usize = 8 << 20;
 
 /// The stack a text of `tokens` tokens needs at most: a chain of that many terms, plus sqlparser's
 /// 50 levels of nesting, as the rewrite's own expansions deepen them. Measured (spec 012): release
-/// 200 B per chained token and 31 KiB per nested subquery; debug 23 KiB and 150 KiB.
+/// 200 B per chained token and 31 KiB per nested subquery; debug 23 KiB and 136 KiB.
 pub fn need(tokens: usize) -> usize {
     let (per_token, nesting) = if cfg!(debug_assertions) { (48 << 10, 32 << 20) } else { (1 << 10, 8 << 20) };
     tokens.saturating_mul(per_token).saturating_add(nesting)

@@ -64,3 +64,69 @@ forward! {
     pre_visit_order_by_expr post_visit_order_by_expr: OrderByExpr;
     pre_visit_group_by post_visit_group_by: GroupByExpr;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::DuckDbDialect;
+    use sqlparser::parser::Parser;
+
+    /// Records every hook, by name and the node's print.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    macro_rules! logging {
+        ($($pre:ident $post:ident: $ty:ty;)*) => {
+            impl Visitor for Log {
+                type Break = ();
+                $(
+                    fn $pre(&mut self, n: &$ty) -> ControlFlow<()> { self.0.push(format!("{} {n}", stringify!($pre))); ControlFlow::Continue(()) }
+                    fn $post(&mut self, n: &$ty) -> ControlFlow<()> { self.0.push(format!("{} {n}", stringify!($post))); ControlFlow::Continue(()) }
+                )*
+            }
+            impl VisitorMut for Log {
+                type Break = ();
+                $(
+                    fn $pre(&mut self, n: &mut $ty) -> ControlFlow<()> { self.0.push(format!("{} {n}", stringify!($pre))); ControlFlow::Continue(()) }
+                    fn $post(&mut self, n: &mut $ty) -> ControlFlow<()> { self.0.push(format!("{} {n}", stringify!($post))); ControlFlow::Continue(()) }
+                )*
+            }
+        };
+    }
+
+    logging! {
+        pre_visit_query post_visit_query: Query;
+        pre_visit_select post_visit_select: Select;
+        pre_visit_relation post_visit_relation: ObjectName;
+        pre_visit_table_factor post_visit_table_factor: TableFactor;
+        pre_visit_expr post_visit_expr: Expr;
+        pre_visit_statement post_visit_statement: Statement;
+        pre_visit_value post_visit_value: ValueWithSpan;
+        pre_visit_ident post_visit_ident: Ident;
+        pre_visit_order_by post_visit_order_by: OrderBy;
+        pre_visit_order_by_expr post_visit_order_by_expr: OrderByExpr;
+        pre_visit_group_by post_visit_group_by: GroupByExpr;
+    }
+
+    /// Through the shared copy a visitor sees every hook sqlparser's own `visit` gives it, in the
+    /// same order: a hook left out of `forward!` would be missing here.
+    #[test]
+    fn walk_calls_every_hook_visit_calls() {
+        let sql = "WITH w AS (SELECT 1 AS x) SELECT a.b, upper(c), 'v', 2 FROM t AS a JOIN w ON a.x = w.x \
+                   WHERE a.y IN (SELECT z FROM u) GROUP BY a.b, c ORDER BY 1 DESC LIMIT 3";
+        let stmt = Parser::parse_sql(&DuckDbDialect {}, sql).unwrap().remove(0);
+        let (mut direct, mut shared) = (Log::default(), Log::default());
+        let _ = Visit::visit(&stmt, &mut direct);
+        let _ = stmt.walk(&mut shared);
+        assert_eq!(direct.0, shared.0);
+        for hook in ["query", "select", "relation", "table_factor", "expr", "statement", "value", "ident", "order_by",
+                     "order_by_expr", "group_by"] {
+            assert!(shared.0.iter().any(|l| l.starts_with(&format!("pre_visit_{hook} "))), "{hook} never called");
+        }
+        let (mut a, mut b) = (stmt.clone(), stmt);
+        let (mut direct, mut shared) = (Log::default(), Log::default());
+        let _ = VisitMut::visit(&mut a, &mut direct);
+        let _ = b.walk_mut(&mut shared);
+        assert_eq!(direct.0, shared.0);
+    }
+}
