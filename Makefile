@@ -17,7 +17,9 @@ release: $(EXT)
 # with the committed profile (`make pgo-profile`; spec 012, "Profile-guided build"). A function
 # changed since the profile was made is simply built without it.
 PGO_PROFILE := pgo/acl.profdata.gz
-PGO_DATA := target/pgo/acl.profdata
+# Named by the profile's digest: cargo does not watch the file, but it rebuilds when RUSTFLAGS
+# (and so this path) change.
+PGO_DATA := target/pgo/acl-$(shell sha256sum $(PGO_PROFILE) | cut -c1-16).profdata
 PGO_FLAGS = -Cprofile-use=$(abspath $(PGO_DATA)) -Cllvm-args=-no-pgo-warn-mismatch
 
 $(PGO_DATA): $(PGO_PROFILE)
