@@ -27,7 +27,7 @@ const KEEP_BYTES: usize = 8 << 20;
 /// The stack a text of `tokens` tokens needs at most: a chain of that many terms, plus sqlparser's
 /// 50 levels of nesting, as the rewrite's own expansions deepen them. Measured (spec 012): release
 /// 200 B per chained token and 31 KiB per nested subquery; debug 23 KiB and 136 KiB.
-pub fn need(tokens: usize) -> usize {
+fn need(tokens: usize) -> usize {
     let (per_token, nesting) = if cfg!(debug_assertions) { (48 << 10, 32 << 20) } else { (1 << 10, 8 << 20) };
     tokens.saturating_mul(per_token).saturating_add(nesting)
 }

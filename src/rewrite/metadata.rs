@@ -16,8 +16,7 @@ use crate::error::{AclError, BadCall, Result};
 use crate::policy::{norm, Policy, RelationKind};
 use crate::sqltext::ident;
 use sqlparser::ast::{
-    Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, 
-    VisitorMut,
+    Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, VisitorMut,
 };
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
