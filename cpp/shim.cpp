@@ -19,6 +19,14 @@ struct AclDb {
 
 namespace {
 
+// Where the settings a decision reads sit in DuckDB's settings, found once at load: a read by name
+// copies the option (its description, type and default) under the config's lock, five times a
+// statement. Valid only for the instance that registered them.
+struct AclSettingIndexes {
+	bool found = false;
+	idx_t clock_skew = 0, max_rewrite_bytes = 0, jwks_refresh = 0, jwks_max_stale = 0, anonymous_admin = 0;
+};
+
 struct AclParserInfo : public ParserExtensionInfo {
 	explicit AclParserInfo(AclState *state_p) : state(state_p) {
 	}
@@ -26,6 +34,7 @@ struct AclParserInfo : public ParserExtensionInfo {
 		acl_rs_state_free(state);
 	}
 	AclState *state;
+	AclSettingIndexes settings;
 };
 
 // DuckDB's token type as Rust's (prefix.rs `TokenKind`), by name: a reordering of DuckDB's enum
@@ -145,23 +154,59 @@ AclSettings DefaultSettings() {
 	return AclSettings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0, DEFAULT_JWKS_REFRESH, DEFAULT_JWKS_MAX_STALE, 0};
 }
 
-// The settings a decision depends on, read from a client context.
-AclSettings ReadContextSettings(ClientContext &context) {
+uint64_t UnsignedSettingAt(ClientContext &context, idx_t index, uint64_t fallback) {
+	Value value;
+	if (context.TryGetCurrentUserSetting(index, value) && !value.IsNull()) {
+		return value.GetValue<uint64_t>();
+	}
+	return fallback;
+}
+
+// The settings a decision depends on, read from a client context: by the indexes found at load
+// when there are some (the same lookup as by name, without finding the name), else by name.
+AclSettings ReadContextSettings(ClientContext &context, const AclSettingIndexes *at = nullptr) {
 	auto settings = DefaultSettings();
-	settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);
-	settings.max_rewrite_bytes = UnsignedSetting(context, MAX_REWRITE_SETTING, DEFAULT_MAX_REWRITE_BYTES);
-	settings.jwks_refresh_interval = UnsignedSetting(context, JWKS_REFRESH_SETTING, DEFAULT_JWKS_REFRESH);
-	settings.jwks_max_stale = UnsignedSetting(context, JWKS_MAX_STALE_SETTING, DEFAULT_JWKS_MAX_STALE);
-	settings.in_transaction = context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
 	Value anonymous;
-	settings.allow_anonymous_admin = context.TryGetCurrentSetting(ANONYMOUS_ADMIN_SETTING, anonymous) &&
-	                                 !anonymous.IsNull() && anonymous.GetValue<bool>();
+	if (at && at->found) {
+		settings.clock_skew = UnsignedSettingAt(context, at->clock_skew, DEFAULT_CLOCK_SKEW);
+		settings.max_rewrite_bytes = UnsignedSettingAt(context, at->max_rewrite_bytes, DEFAULT_MAX_REWRITE_BYTES);
+		settings.jwks_refresh_interval = UnsignedSettingAt(context, at->jwks_refresh, DEFAULT_JWKS_REFRESH);
+		settings.jwks_max_stale = UnsignedSettingAt(context, at->jwks_max_stale, DEFAULT_JWKS_MAX_STALE);
+		settings.allow_anonymous_admin = context.TryGetCurrentUserSetting(at->anonymous_admin, anonymous) &&
+		                                 !anonymous.IsNull() && anonymous.GetValue<bool>();
+	} else {
+		settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);
+		settings.max_rewrite_bytes = UnsignedSetting(context, MAX_REWRITE_SETTING, DEFAULT_MAX_REWRITE_BYTES);
+		settings.jwks_refresh_interval = UnsignedSetting(context, JWKS_REFRESH_SETTING, DEFAULT_JWKS_REFRESH);
+		settings.jwks_max_stale = UnsignedSetting(context, JWKS_MAX_STALE_SETTING, DEFAULT_JWKS_MAX_STALE);
+		settings.allow_anonymous_admin = context.TryGetCurrentSetting(ANONYMOUS_ADMIN_SETTING, anonymous) &&
+		                                 !anonymous.IsNull() && anonymous.GetValue<bool>();
+	}
+	settings.in_transaction = context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
 	return settings;
 }
 
 // The settings a decision depends on, read from the caller's context.
-AclSettings ReadSettings(ParserOptions &options) {
-	return options.context ? ReadContextSettings(*options.context) : DefaultSettings();
+AclSettings ReadSettings(ParserOptions &options, const AclParserInfo &acl) {
+	return options.context ? ReadContextSettings(*options.context, &acl.settings) : DefaultSettings();
+}
+
+// Finds the indexes of the settings registered by `LoadInternal` (all or none).
+AclSettingIndexes FindSettingIndexes(DBConfig &config) {
+	AclSettingIndexes at;
+	auto find = [&](const char *name, idx_t &out) {
+		optional_ptr<const ConfigurationOption> option;
+		auto index = config.TryGetSettingIndex(name, option);
+		if (!index.IsValid()) {
+			return false;
+		}
+		out = index.GetIndex();
+		return true;
+	};
+	at.found = find(CLOCK_SKEW_SETTING, at.clock_skew) && find(MAX_REWRITE_SETTING, at.max_rewrite_bytes) &&
+	           find(JWKS_REFRESH_SETTING, at.jwks_refresh) && find(JWKS_MAX_STALE_SETTING, at.jwks_max_stale) &&
+	           find(ANONYMOUS_ADMIN_SETTING, at.anonymous_admin);
+	return at;
 }
 
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
@@ -170,7 +215,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	// relation): it runs only under what it was decided with.
 	Tag tag;
 	if (Tagged(query, tag)) {
-		CheckTag(tag, acl.state, ReadSettings(options).clock_skew);
+		CheckTag(tag, acl.state, ReadSettings(options, acl).clock_skew);
 	}
 	if (options.context && query.compare(0, 7, "/* acl:") == 0) {
 		ClientCheckTagged(*options.context, acl.state, query);
@@ -178,7 +223,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	if (!acl_rs_is_ours(query.data(), query.size())) {
 		return ParserOverrideResult();
 	}
-	auto settings = ReadSettings(options);
+	auto settings = ReadSettings(options, acl);
 	OutGuard guard;
 	Tokens tokens {query, {}, nullptr};
 	auto status = acl_rs_rewrite(acl.state, query.data(), query.size(), TokenizeForRust, &tokens, &settings,
@@ -316,6 +361,8 @@ void LoadInternal(ExtensionLoader &loader) {
 	if (db.TryGetCurrentSetting(VERSION_CHECK_SETTING, interval_now) && !interval_now.IsNull()) {
 		acl_rs_set_version_check_interval(state, interval_now.GetValue<uint64_t>());
 	}
+
+	parser_info->settings = FindSettingIndexes(config);
 
 	ParserExtension extension;
 	extension.parser_override = AclParserOverride;

@@ -49,12 +49,15 @@ const HEADER: &str = "acl names\n";
 /// One line per name: `<slot>\t<physical>\t<virtual>`. The first mapping recorded for a slot and
 /// a spelling (ASCII case-insensitive, as DuckDB folds names) wins, including one that maps a
 /// name to itself.
-pub fn names_blob(names: &mut Vec<(Slot, String, String)>) -> String {
+pub fn names_blob<'a>(names: impl IntoIterator<Item = &'a (Slot, String, String)>) -> String {
+    // Borrowed, not cloned: a batch's names stay in its statements' cached decisions.
+    let mut names: Vec<&(Slot, String, String)> = names.into_iter().collect();
     // Stable: among equal keys the first recorded stays first, and `dedup_by` keeps it.
     names.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| fold(&a.1).cmp(fold(&b.1))));
     names.dedup_by(|later, first| later.0 == first.0 && later.1.eq_ignore_ascii_case(&first.1));
-    let mut out = String::from(HEADER);
-    for (slot, p, v) in names.iter() {
+    let mut out = String::with_capacity(HEADER.len() + names.iter().map(|(_, p, v)| p.len() + v.len() + 4).sum::<usize>());
+    out.push_str(HEADER);
+    for (slot, p, v) in names {
         if p.contains(['\t', '\n']) || v.contains(['\t', '\n']) {
             continue; // cannot be represented: such a slot reads as `(hidden)`
         }

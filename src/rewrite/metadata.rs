@@ -217,33 +217,39 @@ pub(super) fn listing_name(tf: &TableFactor) -> Option<&'static str> {
 /// Which metadata relation a FROM item names, if any.
 fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
     let TableFactor::Table { name, args, .. } = tf else { return Ok(None) };
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .map(|p| match p {
-            ObjectNamePart::Identifier(i) => norm(&i.value),
-            _ => String::new(),
-        })
-        .collect();
-    let p: Vec<&str> = parts.iter().map(String::as_str).collect();
+    // Compared in place (ASCII case-insensitively, as `norm` folds): this runs for every FROM
+    // item of every never-seen statement, and allocates nothing for the common answer, none.
+    let mut parts: [&str; 3] = [""; 3];
+    if name.0.len() > parts.len() {
+        return Ok(None);
+    }
+    for (slot, part) in parts.iter_mut().zip(&name.0) {
+        // A part that is not an identifier matches no metadata relation.
+        let ObjectNamePart::Identifier(i) = part else { return Ok(None) };
+        *slot = &i.value;
+    }
+    let p = &parts[..name.0.len()];
+    let is = |s: &str, word: &str| s.eq_ignore_ascii_case(word);
+    let among = |s: &str, words: &[&'static str]| words.iter().copied().find(|w| is(s, w));
     use super::parse::cuts::{SHOW_ALL_TABLES, SHOW_DATABASES, SHOW_TABLES};
-    let found = match (p.as_slice(), args.is_some()) {
-        (["information_schema", t] | ["system", "information_schema", t], false) => {
-            ["tables", "columns", "schemata"].into_iter().find(|n| n == t)
-        }
+    const SCHEMA_VIEWS: &[&str] = &["tables", "columns", "schemata"];
+    const FUNCTIONS: &[&str] = &["duckdb_tables", "duckdb_columns", "duckdb_schemas", "duckdb_databases", "duckdb_views"];
+    let found = match (p, args.is_some()) {
+        ([s, t], false) if is(s, "information_schema") => among(t, SCHEMA_VIEWS),
+        ([c, s, t], false) if is(c, "system") && is(s, "information_schema") => among(t, SCHEMA_VIEWS),
         // `(SHOW TABLES)` and friends as FROM items (the parser's stand-ins; spec 016)
-        ([n], false) if *n == SHOW_TABLES => Some("show tables"),
-        ([n], false) if *n == SHOW_ALL_TABLES => Some("show all tables"),
-        ([n], false) if *n == SHOW_DATABASES => Some("show databases"),
-        ([f] | ["main", f] | ["system", "main", f], true) => {
-            ["duckdb_tables", "duckdb_columns", "duckdb_schemas", "duckdb_databases", "duckdb_views"].into_iter().find(|n| n == f)
-        }
+        ([n], false) if is(n, SHOW_TABLES) => Some("show tables"),
+        ([n], false) if is(n, SHOW_ALL_TABLES) => Some("show all tables"),
+        ([n], false) if is(n, SHOW_DATABASES) => Some("show databases"),
+        ([f], true) => among(f, FUNCTIONS),
+        ([s, f], true) if is(s, "main") => among(f, FUNCTIONS),
+        ([c, s, f], true) if is(c, "system") && is(s, "main") => among(f, FUNCTIONS),
         _ => None,
     };
     if found.is_some() {
         if let TableFactor::Table { args: Some(a), .. } = tf {
             if !a.args.is_empty() || a.settings.is_some() {
-                return Err(BadCall::TakesNoArguments { name: p[p.len() - 1].to_string() }.into());
+                return Err(BadCall::TakesNoArguments { name: norm(p[p.len() - 1]) }.into());
             }
         }
     }

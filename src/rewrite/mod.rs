@@ -181,7 +181,7 @@ pub fn principal_batch(
     settings: &Settings,
     host: &dyn Host,
 ) -> Result<Statements> {
-    let (mut sql, mut names, mut checks) = (String::new(), Vec::new(), Vec::with_capacity(statements.len()));
+    let (mut sql, mut done_all, mut checks) = (String::new(), Vec::with_capacity(statements.len()), Vec::with_capacity(statements.len()));
     let who = who(principal);
     let host = &parse::CachedNames { host, cache: &cache.names, who: &who };
     let limit = max_len(settings);
@@ -214,11 +214,11 @@ pub fn principal_batch(
         if sql.len() > limit {
             return Err(too_large()); // a cached statement, or the final print of a fresh one
         }
-        names.extend(done.names.iter().cloned());
         checks.push(Some(done.allowed.clone()));
+        done_all.push(done);
     }
     // A principal's batch always has a blob (its errors are all translated).
-    Ok(Statements { sql, names: errors::names_blob(&mut names), checks, who })
+    Ok(Statements { sql, names: errors::names_blob(done_all.iter().flat_map(|d| &d.names)), checks, who })
 }
 
 fn push(out: &mut String, stmt: &str) {

@@ -89,10 +89,26 @@ impl Dialect for AclDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
-        let [a, b] = [parser.peek_nth_token_ref(0).clone(), parser.peek_nth_token_ref(1).clone()];
-        match (&a.token, &b.token) {
-            // `#2`: the second column of the FROM clause
-            (Token::Sharp, Token::Number(n, false)) if adjacent(&a, &b) => {
+        // Decided on borrowed tokens (this runs before every operand): only `#2` keeps a copy.
+        enum Form {
+            Positional(String),
+            StarFilter,
+            Abs,
+        }
+        let form = {
+            let [a, b] = [parser.peek_nth_token_ref(0), parser.peek_nth_token_ref(1)];
+            match (&a.token, &b.token) {
+                // `#2`: the second column of the FROM clause
+                (Token::Sharp, Token::Number(n, false)) if adjacent(a, b) => Form::Positional(n.clone()),
+                // `(* ~~ 'a%')`: the columns whose names match (DuckDB's `* LIKE 'a%'`)
+                (Token::Mul, next) if is_pattern_operator(next) || custom_operator_after_star(parser) => Form::StarFilter,
+                // `@(-5)`: absolute value
+                (Token::AtSign, Token::LParen) => Form::Abs,
+                _ => return None,
+            }
+        };
+        match form {
+            Form::Positional(n) => {
                 if self.reading == Reading::Original {
                     return self.refuse(parser, "a positional reference");
                 }
@@ -101,16 +117,14 @@ impl Dialect for AclDialect {
                 parser.advance_token();
                 Some(Ok(raw(&text)))
             }
-            // `(* ~~ 'a%')`: the columns whose names match (DuckDB's `* LIKE 'a%'`)
-            (Token::Mul, next) if is_pattern_operator(next) || custom_operator_after_star(parser) => {
+            Form::StarFilter => {
                 if self.reading == Reading::Original {
                     return self.refuse(parser, "a star filter");
                 }
                 parser.advance_token();
                 Some(Ok(raw("*")))
             }
-            // `@(-5)`: absolute value
-            (Token::AtSign, Token::LParen) => {
+            Form::Abs => {
                 if self.reading == Reading::Original {
                     return self.refuse(parser, "the @ operator");
                 }
@@ -118,7 +132,6 @@ impl Dialect for AclDialect {
                 let prec = self.prec_value(sqlparser::dialect::Precedence::PlusMinus);
                 Some(parser.parse_subexpr(prec).map(|e| Expr::UnaryOp { op: UnaryOperator::PGAbs, expr: Box::new(e) }))
             }
-            _ => None,
         }
     }
 
