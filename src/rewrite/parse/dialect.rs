@@ -146,6 +146,7 @@ impl Dialect for AclDialect {
         // Decided on borrowed tokens (this runs before every operand): only `#2` keeps a copy.
         enum Form {
             Column(Ident),
+            Literal,
             Positional(String),
             StarFilter,
             Abs,
@@ -161,6 +162,9 @@ impl Dialect for AclDialect {
                 (Token::Word(w), next) if w.keyword == Keyword::NoKeyword && ends_operand(next, parser) => {
                     Form::Column(w.to_ident(a.span))
                 }
+                // A number or a string: never a type name, so sqlparser's typed-string attempt
+                // always fails (formatting its message) before it reads the literal as this does.
+                (Token::Number(..) | Token::SingleQuotedString(_), _) => Form::Literal,
                 // `#2`: the second column of the FROM clause
                 (Token::Sharp, Token::Number(n, false)) if adjacent(a, b) => Form::Positional(n.clone()),
                 // `(* ~~ 'a%')`: the columns whose names match (DuckDB's `* LIKE 'a%'`)
@@ -175,6 +179,7 @@ impl Dialect for AclDialect {
                 parser.advance_token();
                 Some(Ok(Expr::Identifier(ident)))
             }
+            Form::Literal => Some(parser.parse_value().map(Expr::Value)),
             Form::Positional(n) => {
                 if self.reading == Reading::Original {
                     return self.refuse(parser, "a positional reference");

@@ -39,10 +39,10 @@ fn the_original_reading_leaves_duckdb_operators_to_duckdb() {
     }
 }
 
-/// The dialect's fast way for a plain column name gives the tree sqlparser's own prefix parse
-/// gives (DuckDB's dialect, which has no such way), in both readings, for every token that ends
-/// the name there, and leaves to sqlparser the forms a name starts (calls, compound names,
-/// typed strings, lambdas, a name followed by a type and `->`).
+/// The dialect's fast way for a plain column name, a number and a string gives the tree
+/// sqlparser's own prefix parse gives (DuckDB's dialect, which has no such way), in both
+/// readings, for every token that ends the name there, and leaves to sqlparser the forms a name
+/// starts (calls, compound names, typed strings, lambdas, a name followed by a type and `->`).
 #[test]
 fn a_plain_column_name_reads_as_sqlparser_reads_it() {
     use sqlparser::dialect::DuckDbDialect;
@@ -55,6 +55,8 @@ fn a_plain_column_name_reads_as_sqlparser_reads_it() {
         "SELECT upper(a), t.a, a.b.c, DATE '2020-01-01', x -> x + 1, a, lower(b) FROM t",
         "SELECT list_transform(l, x -> x + 1), list_filter(l, (x, i) -> x > i) FROM t",
         "SELECT a FROM t;",
+        "SELECT 1, 2.5, 1e3, 0x1F, 1_000, 'x', 'it''s', -1, 1 + 'a' FROM t WHERE a = 'b' AND b IN (1, 'c') LIMIT 10",
+        "SELECT 'a'::VARCHAR, 1::INTEGER, CASE WHEN 1 = 1 THEN 'y' END FROM t",
     ] {
         let theirs = Parser::parse_sql(&DuckDbDialect {}, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
         for reading in [Reading::Original, Reading::Printed] {
