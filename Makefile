@@ -51,7 +51,6 @@ FORCE:
 # statement path and commit the result.
 LLVM_PROFDATA ?= $(or $(lastword $(sort $(wildcard /usr/lib/llvm-*/bin/llvm-profdata))),llvm-profdata)
 PGO_GEN_DIR := target/pgo-gen
-.PHONY: pgo-profile
 pgo-profile: venv
 	RUSTFLAGS="-Cprofile-generate=$(abspath $(PGO_GEN_DIR)/raw)" cargo build --release --locked --target-dir $(PGO_GEN_DIR)
 	rm -rf $(PGO_GEN_DIR)/raw build/pgo-gen && mkdir -p build/pgo-gen

@@ -162,24 +162,18 @@ uint64_t UnsignedSettingAt(ClientContext &context, idx_t index, uint64_t fallbac
 	return fallback;
 }
 
-// The settings a decision depends on, read from a client context: by the indexes found at load
-// when there are some (the same lookup as by name, without finding the name), else by name.
-AclSettings ReadContextSettings(ClientContext &context, const AclSettingIndexes *at = nullptr) {
+// The settings a decision depends on, read from a client context by the indexes found at load
+// (`FindSettingIndexes`), DuckDB's own lookup without finding the name. None found means none
+// registered: a lookup by name would find none either, so the defaults hold.
+AclSettings ReadContextSettings(ClientContext &context, const AclSettingIndexes &at) {
 	auto settings = DefaultSettings();
-	Value anonymous;
-	if (at && at->found) {
-		settings.clock_skew = UnsignedSettingAt(context, at->clock_skew, DEFAULT_CLOCK_SKEW);
-		settings.max_rewrite_bytes = UnsignedSettingAt(context, at->max_rewrite_bytes, DEFAULT_MAX_REWRITE_BYTES);
-		settings.jwks_refresh_interval = UnsignedSettingAt(context, at->jwks_refresh, DEFAULT_JWKS_REFRESH);
-		settings.jwks_max_stale = UnsignedSettingAt(context, at->jwks_max_stale, DEFAULT_JWKS_MAX_STALE);
-		settings.allow_anonymous_admin = context.TryGetCurrentUserSetting(at->anonymous_admin, anonymous) &&
-		                                 !anonymous.IsNull() && anonymous.GetValue<bool>();
-	} else {
-		settings.clock_skew = UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW);
-		settings.max_rewrite_bytes = UnsignedSetting(context, MAX_REWRITE_SETTING, DEFAULT_MAX_REWRITE_BYTES);
-		settings.jwks_refresh_interval = UnsignedSetting(context, JWKS_REFRESH_SETTING, DEFAULT_JWKS_REFRESH);
-		settings.jwks_max_stale = UnsignedSetting(context, JWKS_MAX_STALE_SETTING, DEFAULT_JWKS_MAX_STALE);
-		settings.allow_anonymous_admin = context.TryGetCurrentSetting(ANONYMOUS_ADMIN_SETTING, anonymous) &&
+	if (at.found) {
+		settings.clock_skew = UnsignedSettingAt(context, at.clock_skew, DEFAULT_CLOCK_SKEW);
+		settings.max_rewrite_bytes = UnsignedSettingAt(context, at.max_rewrite_bytes, DEFAULT_MAX_REWRITE_BYTES);
+		settings.jwks_refresh_interval = UnsignedSettingAt(context, at.jwks_refresh, DEFAULT_JWKS_REFRESH);
+		settings.jwks_max_stale = UnsignedSettingAt(context, at.jwks_max_stale, DEFAULT_JWKS_MAX_STALE);
+		Value anonymous;
+		settings.allow_anonymous_admin = context.TryGetCurrentUserSetting(at.anonymous_admin, anonymous) &&
 		                                 !anonymous.IsNull() && anonymous.GetValue<bool>();
 	}
 	settings.in_transaction = context.transaction.HasActiveTransaction() && !context.transaction.IsAutoCommit();
@@ -188,7 +182,7 @@ AclSettings ReadContextSettings(ClientContext &context, const AclSettingIndexes 
 
 // The settings a decision depends on, read from the caller's context.
 AclSettings ReadSettings(ParserOptions &options, const AclParserInfo &acl) {
-	return options.context ? ReadContextSettings(*options.context, &acl.settings) : DefaultSettings();
+	return options.context ? ReadContextSettings(*options.context, acl.settings) : DefaultSettings();
 }
 
 // Finds the indexes of the settings registered by `LoadInternal` (all or none).
@@ -390,7 +384,9 @@ extern "C" bool acl_shim_context_settings(duckdb_client_context context, AclSett
 		if (!context || !out) {
 			return false;
 		}
-		*out = ReadContextSettings(reinterpret_cast<CClientContextWrapper *>(context)->context);
+		auto &client = reinterpret_cast<CClientContextWrapper *>(context)->context;
+		// rare (acl_exec): the indexes are looked up here rather than kept
+		*out = ReadContextSettings(client, FindSettingIndexes(DBConfig::GetConfig(client)));
 		return true;
 	} catch (...) {
 		return false;

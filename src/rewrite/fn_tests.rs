@@ -410,6 +410,16 @@ fn metadata_is_answered_from_the_listing() {
     // the listing function itself is not the principal's
     refused(&p, "analyst", "SELECT * FROM acl_meta('tables', '{}')", not_permitted("acl_meta"));
     refused(&p, "analyst", "SELECT * FROM duckdb_tables(1)", |e| matches!(e, AclError::BadCall(BadCall::TakesNoArguments { .. })));
+    // names fold as DuckDB folds them, in every spelling the listing accepts
+    for sql in ["SELECT * FROM INFORMATION_SCHEMA.Tables", "SELECT * FROM System.Information_Schema.TABLES"] {
+        assert!(run(&p, "analyst", sql).unwrap().contains("acl_meta\"('tables'"), "{sql}");
+    }
+    for sql in ["SELECT * FROM DuckDB_Columns()", "SELECT * FROM MAIN.duckdb_columns()", "SELECT * FROM system.Main.DUCKDB_COLUMNS()"] {
+        assert!(run(&p, "analyst", sql).unwrap().contains("acl_meta\"('columns'"), "{sql}");
+    }
+    refused(&p, "analyst", "SELECT * FROM DUCKDB_TABLES(1)", |e| {
+        matches!(e, AclError::BadCall(BadCall::TakesNoArguments { name }) if name == "duckdb_tables")
+    });
 }
 
 #[test]
