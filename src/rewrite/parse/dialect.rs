@@ -101,6 +101,35 @@ fn ends_operand(next: &Token, parser: &Parser) -> bool {
     }
 }
 
+/// Whether a word with this keyword, followed by `next`, a token that ends an operand, is a column
+/// name to sqlparser whatever it tries first (`id`, `name`, `date`, `year` are keywords to it).
+/// Not so for a keyword sqlparser reads as a value, a call without parentheses or the start of an
+/// expression (the list `every_keyword_reads_as_sqlparser_reads_it` finds, over every keyword in
+/// every place: it fails if a keyword missing here reads otherwise), nor for a keyword before `<`,
+/// where a type such as `ARRAY<INTEGER>` may start a typed string.
+fn reads_as_name(keyword: Keyword, next: &Token) -> bool {
+    if keyword == Keyword::NoKeyword {
+        return true;
+    }
+    *next != Token::Lt
+        && !matches!(
+            keyword,
+            Keyword::NULL
+                | Keyword::TRUE
+                | Keyword::FALSE
+                | Keyword::CASE
+                | Keyword::NOT
+                | Keyword::EXISTS
+                | Keyword::INTERVAL
+                | Keyword::TRIM
+                | Keyword::CURRENT_DATE
+                | Keyword::CURRENT_TIME
+                | Keyword::CURRENT_TIMESTAMP
+                | Keyword::LOCALTIME
+                | Keyword::LOCALTIMESTAMP
+        )
+}
+
 fn adjacent(a: &TokenWithSpan, b: &TokenWithSpan) -> bool {
     a.span.end == b.span.start
 }
@@ -159,7 +188,7 @@ impl Dialect for AclDialect {
                 // only to drop it (a tenth of a never-seen statement's rewrite). Only for a word
                 // that is no keyword and a next token that no form starting with a name continues
                 // with (`(`, `.`, a string, `->`, a type before `->`): see `ends_operand`.
-                (Token::Word(w), next) if w.keyword == Keyword::NoKeyword && ends_operand(next, parser) => {
+                (Token::Word(w), next) if reads_as_name(w.keyword, next) && ends_operand(next, parser) => {
                     Form::Column(w.to_ident(a.span))
                 }
                 // A number or a string: never a type name, so sqlparser's typed-string attempt
