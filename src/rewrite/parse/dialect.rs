@@ -11,7 +11,10 @@
 //!
 //! The dialect reports DuckDB's type id, so every `dialect_of!(… DuckDbDialect)` branch of the
 //! parser still applies.
-use sqlparser::ast::{BinaryOperator, Expr, Ident, UnaryOperator};
+use sqlparser::ast::{
+    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName,
+    UnaryOperator,
+};
 use sqlparser::dialect::{Dialect, DuckDbDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -52,6 +55,11 @@ fn custom_operator(parser: &Parser) -> Option<(&'static str, usize)> {
 /// next, a function `(`, a compound name `.`, a lambda `->` or a type and `->`). The tokens are
 /// the ones a column is most often followed by; anything else takes sqlparser's own way.
 fn ends_operand(next: &Token, parser: &Parser) -> bool {
+    ends_operand_at(parser, 1, next)
+}
+
+/// `ends_operand` for the token at `at` (`next`), the operand's first token being the parser's.
+fn ends_operand_at(parser: &Parser, at: usize, next: &Token) -> bool {
     match next {
         Token::Comma
         | Token::RParen
@@ -95,7 +103,7 @@ fn ends_operand(next: &Token, parser: &Parser) -> bool {
                     | Keyword::WHEN
                     | Keyword::ASC
                     | Keyword::DESC
-            ) && parser.peek_nth_token_ref(2).token != Token::Arrow
+            ) && parser.peek_nth_token_ref(at + 1).token != Token::Arrow
         }
         _ => false,
     }
@@ -128,6 +136,76 @@ fn reads_as_name(keyword: Keyword, next: &Token) -> bool {
                 | Keyword::LOCALTIME
                 | Keyword::LOCALTIMESTAMP
         )
+}
+
+/// Whether a word with this keyword before `(` is a plain call's name to sqlparser, not a form of
+/// its own (`CAST(…)`, `EXTRACT(…)`, `CEIL(…)`) or a value (`NULL`). `every_call_reads_as_sqlparser_reads_it`
+/// fails for a keyword missing here that reads otherwise (it finds `NULL`, `TRUE`, `FALSE`, `NOT`,
+/// `EXISTS`, `INTERVAL`, `TRIM`, `SUBSTR`, `SUBSTRING`, `CEIL`, `FLOOR`); the other forms of their
+/// own are left to sqlparser too.
+fn reads_as_call(keyword: Keyword) -> bool {
+    !matches!(
+        keyword,
+        Keyword::CAST
+            | Keyword::TRY_CAST
+            | Keyword::SAFE_CAST
+            | Keyword::CONVERT
+            | Keyword::TRY_CONVERT
+            | Keyword::EXISTS
+            | Keyword::EXTRACT
+            | Keyword::CEIL
+            | Keyword::FLOOR
+            | Keyword::POSITION
+            | Keyword::SUBSTR
+            | Keyword::SUBSTRING
+            | Keyword::OVERLAY
+            | Keyword::TRIM
+            | Keyword::INTERVAL
+            | Keyword::ARRAY
+            | Keyword::STRUCT
+            | Keyword::MAP
+            | Keyword::NOT
+            | Keyword::CASE
+            | Keyword::NULL
+            | Keyword::TRUE
+            | Keyword::FALSE
+    )
+}
+
+/// The most arguments a call takes the fast way (peeking further costs more than it saves).
+const PLAIN_CALL_ARGS: usize = 8;
+
+/// `name(a, 1, 'x')`, `name()`: a call whose arguments are each a plain column name, a number or
+/// a string, followed by a token that ends it as an operand (so no `OVER`, `FILTER`, `WITHIN
+/// GROUP`, `IGNORE NULLS`, `.field` or `[i]` after it, no `DISTINCT`, `ORDER BY` or `:=` inside).
+/// How many arguments, or `None` for anything else.
+fn plain_call(parser: &Parser) -> Option<usize> {
+    let mut at = 2;
+    let mut args = 0;
+    if parser.peek_nth_token_ref(at).token != Token::RParen {
+        loop {
+            let sep = &parser.peek_nth_token_ref(at + 1).token;
+            let plain = match &parser.peek_nth_token_ref(at).token {
+                // `ALL`, `DISTINCT` and `RETURNING` start parts of the argument list of their own
+                Token::Word(w) => {
+                    reads_as_name(w.keyword, sep) && !matches!(w.keyword, Keyword::ALL | Keyword::DISTINCT | Keyword::RETURNING)
+                }
+                Token::Number(..) | Token::SingleQuotedString(_) => true,
+                _ => false,
+            };
+            if !plain || args == PLAIN_CALL_ARGS {
+                return None;
+            }
+            args += 1;
+            at += 1;
+            match sep {
+                Token::Comma => at += 1,
+                Token::RParen => break,
+                _ => return None,
+            }
+        }
+    }
+    ends_operand_at(parser, at + 1, &parser.peek_nth_token_ref(at + 1).token).then_some(args)
 }
 
 fn adjacent(a: &TokenWithSpan, b: &TokenWithSpan) -> bool {
@@ -175,6 +253,7 @@ impl Dialect for AclDialect {
         // Decided on borrowed tokens (this runs before every operand): only `#2` keeps a copy.
         enum Form {
             Column(Ident),
+            Call(Ident, usize),
             Literal,
             Positional(String),
             StarFilter,
@@ -193,6 +272,13 @@ impl Dialect for AclDialect {
                 }
                 // A number or a string: never a type name, so sqlparser's typed-string attempt
                 // always fails (formatting its message) before it reads the literal as this does.
+                // A call of plain arguments (`upper(customer)`): as sqlparser reads it, without first
+                // trying the name as a type, the call as a reserved word's form, and each argument
+                // as a named one (three error messages formatted and dropped).
+                (Token::Word(w), Token::LParen) if reads_as_call(w.keyword) => match plain_call(parser) {
+                    Some(n) => Form::Call(w.to_ident(a.span), n),
+                    None => return None,
+                },
                 (Token::Number(..) | Token::SingleQuotedString(_), _) => Form::Literal,
                 // `#2`: the second column of the FROM clause
                 (Token::Sharp, Token::Number(n, false)) if adjacent(a, b) => Form::Positional(n.clone()),
@@ -207,6 +293,40 @@ impl Dialect for AclDialect {
             Form::Column(ident) => {
                 parser.advance_token();
                 Some(Ok(Expr::Identifier(ident)))
+            }
+            Form::Call(name, n) => {
+                parser.advance_token(); // the name
+                parser.advance_token(); // `(`
+                let mut args = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let t = parser.peek_token_ref();
+                    let arg = match &t.token {
+                        Token::Word(w) => {
+                            let ident = w.to_ident(t.span);
+                            parser.advance_token();
+                            Expr::Identifier(ident)
+                        }
+                        _ => match parser.parse_value() {
+                            Ok(v) => Expr::Value(v),
+                            Err(e) => return Some(Err(e)),
+                        },
+                    };
+                    args.push(FunctionArg::Unnamed(FunctionArgExpr::Expr(arg)));
+                    parser.advance_token(); // `,` or `)`
+                }
+                if n == 0 {
+                    parser.advance_token(); // `)`
+                }
+                Some(Ok(Expr::Function(Function {
+                    name: ObjectName::from(vec![name]),
+                    uses_odbc_syntax: false,
+                    parameters: FunctionArguments::None,
+                    args: FunctionArguments::List(FunctionArgumentList { duplicate_treatment: None, args, clauses: vec![] }),
+                    filter: None,
+                    null_treatment: None,
+                    over: None,
+                    within_group: vec![],
+                })))
             }
             Form::Literal => Some(parser.parse_value().map(Expr::Value)),
             Form::Positional(n) => {

@@ -68,26 +68,60 @@ fn a_plain_column_name_reads_as_sqlparser_reads_it() {
 }
 
 
-/// Every keyword of sqlparser, before every token `ends_operand` accepts, in the places an
-/// operand stands (a select item, a condition, a call's argument, a CASE, a lambda's parameters),
-/// reads as with DuckDB's dialect, which has no fast way: the same tree, spans included, or an
-/// error in both. A keyword sqlparser gives a meaning there (`NULL`, `CURRENT_DATE`, `NOT`,
-/// `CASE`…) must be one the fast way leaves to sqlparser; this fails for any other.
-#[test]
-fn every_keyword_reads_as_sqlparser_reads_it() {
+
+/// (what ends an operand, what follows it): every token `ends_operand` accepts.
+const ENDS: &[(&str, &str)] = &[
+    (",", "b"), (")", ""), ("", ""), (";", ""), ("=", "1"), ("==", "1"), ("<>", "1"), ("!=", "1"),
+    ("<", "1"), (">", "1"), ("<=", "1"), (">=", "1"), ("+", "1"), ("-", "1"), ("*", "2"), ("/", "2"),
+    ("||", "'a'"), ("::", "INTEGER"), ("AS", "x"), ("FROM", "t"), ("WHERE", "b"), ("AND", "b"),
+    ("OR", "b"), ("IS", "NULL"), ("IS", "NOT NULL"), ("IN", "(1)"), ("NOT", "IN (1)"), ("NOT", "LIKE 'a'"),
+    ("NOT", "BETWEEN 1 AND 2"), ("BETWEEN", "1 AND 2"), ("LIKE", "'a'"), ("ILIKE", "'a'"), ("GROUP", "BY b"),
+    ("ORDER", "BY b"), ("LIMIT", "1"), ("HAVING", "b"), ("THEN", "1"), ("ELSE", "1"), ("END", ""),
+    ("WHEN", "1"), ("ASC", ""), ("DESC", ""),
+];
+
+/// Each place with `KW` replaced by each of sqlparser's keywords, read by our dialect in both
+/// readings and by DuckDB's (which has no fast way): the texts whose trees (spans included)
+/// differ, or that only one of them reads.
+fn differing(places: &[String]) -> Vec<String> {
     use sqlparser::dialect::DuckDbDialect;
     use sqlparser::keywords::ALL_KEYWORDS;
     use sqlparser::parser::Parser;
-    // (what ends the operand, what follows it)
-    const ENDS: &[(&str, &str)] = &[
-        (",", "b"), (")", ""), ("", ""), (";", ""), ("=", "1"), ("==", "1"), ("<>", "1"), ("!=", "1"),
-        ("<", "1"), (">", "1"), ("<=", "1"), (">=", "1"), ("+", "1"), ("-", "1"), ("*", "2"), ("/", "2"),
-        ("||", "'a'"), ("::", "INTEGER"), ("AS", "x"), ("FROM", "t"), ("WHERE", "b"), ("AND", "b"),
-        ("OR", "b"), ("IS", "NULL"), ("IS", "NOT NULL"), ("IN", "(1)"), ("NOT", "IN (1)"), ("NOT", "LIKE 'a'"),
-        ("NOT", "BETWEEN 1 AND 2"), ("BETWEEN", "1 AND 2"), ("LIKE", "'a'"), ("ILIKE", "'a'"), ("GROUP", "BY b"),
-        ("ORDER", "BY b"), ("LIMIT", "1"), ("HAVING", "b"), ("THEN", "1"), ("ELSE", "1"), ("END", ""),
-        ("WHEN", "1"), ("ASC", ""), ("DESC", ""),
-    ];
+    let differ = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for half in ALL_KEYWORDS.chunks(ALL_KEYWORDS.len() / 2 + 1) {
+            let differ = &differ;
+            scope.spawn(move || {
+                for keyword in half {
+                    for place in places {
+                        let sql = place.replace("KW", keyword);
+                        let theirs = Parser::parse_sql(&DuckDbDialect {}, &sql).map(|mut s| s.remove(0));
+                        for reading in [Reading::Original, Reading::Printed] {
+                            let ours = parse(&sql, reading);
+                            let same = match (&ours, &theirs) {
+                                (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
+                                (Err(_), Err(_)) => true,
+                                _ => false,
+                            };
+                            if !same {
+                                let line = format!("{keyword}: {sql} ({reading:?}): ours {}, sqlparser's {}", ours.is_ok(), theirs.is_ok());
+                                differ.lock().unwrap().push(line);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    differ.into_inner().unwrap()
+}
+
+/// Every keyword of sqlparser, before every token `ends_operand` accepts, in the places an
+/// operand stands (a select item, a condition, a call's argument, a CASE, a lambda's parameters),
+/// reads as with DuckDB's dialect: a keyword sqlparser gives a meaning there (`NULL`,
+/// `CURRENT_DATE`, `NOT`, `CASE`…) must be one the fast way leaves to sqlparser.
+#[test]
+fn every_keyword_reads_as_sqlparser_reads_it() {
     let mut places: Vec<String> = Vec::new();
     for (end, rest) in ENDS {
         let operand = format!("KW {end} {rest}");
@@ -107,32 +141,33 @@ fn every_keyword_reads_as_sqlparser_reads_it() {
         // a type with angle brackets may start a typed string: never the fast way before `<`
         "SELECT KW<INTEGER> '[1]', KW < a, KW <= a",
     ].map(String::from));
-    let differ = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for half in ALL_KEYWORDS.chunks(ALL_KEYWORDS.len() / 2 + 1) {
-            let (places, differ) = (&places, &differ);
-            scope.spawn(move || {
-                for keyword in half {
-                    for place in places {
-                        let sql = place.replace("KW", keyword);
-                        let theirs = Parser::parse_sql(&DuckDbDialect {}, &sql).map(|mut s| s.remove(0));
-                        for reading in [Reading::Original, Reading::Printed] {
-                            let ours = parse(&sql, reading);
-                            let same = match (&ours, &theirs) {
-                                (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
-                                (Err(_), Err(_)) => true,
-                                _ => false,
-                            };
-                            if !same {
-                                let line = format!("{sql} ({reading:?}): ours {}, sqlparser's {}", ours.is_ok(), theirs.is_ok());
-                                differ.lock().unwrap().push(line);
-                            }
-                        }
-                    }
-                }
-            });
-        }
-    });
-    let differ = differ.into_inner().unwrap();
+    let differ = differing(&places);
+    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+}
+
+/// Every keyword of sqlparser as a call's name (`KW(a)`), with plain arguments, before every
+/// token `ends_operand` accepts, and with what makes a call more than plain (a window, a filter,
+/// a field, a subscript, `DISTINCT`, a typed string after it), reads as with DuckDB's dialect: a
+/// keyword whose call is a form of its own (`CAST(…)`, `EXTRACT(…)`) must be one the fast way
+/// leaves to sqlparser.
+#[test]
+fn every_call_reads_as_sqlparser_reads_it() {
+    let mut places: Vec<String> = Vec::new();
+    for (end, rest) in ENDS {
+        places.push(format!("SELECT KW(a) {end} {rest}"));
+        places.push(format!("SELECT a FROM t WHERE KW(a, 1, 'x') {end} {rest}"));
+    }
+    places.extend([
+        "SELECT KW(), KW(id, name, date), KW(NULL, TRUE), KW(1.5, 1e3, 0x1F) FROM t",
+        "SELECT KW(ALL), KW(DISTINCT)",
+        "SELECT KW(DISTINCT a), KW(a ORDER BY b), KW(a := 1), KW(a => 1), KW(*), KW(t.a), KW(-1)",
+        "SELECT KW(a) OVER (), KW(a) FILTER (WHERE a), KW(a) WITHIN GROUP (ORDER BY a), KW(a) IGNORE NULLS",
+        "SELECT KW(a).b, KW(a)[1], KW(a)::INTEGER, KW(a) -> 1",
+        "SELECT KW(1) '2', KW(10, 2) '1.5', KW(a) AS KW",
+        "SELECT f(KW(1), KW('a')), KW(KW(a))",
+        "SELECT KW(a, b, c, d, e, f, g, h), KW(a, b, c, d, e, f, g, h, i)",
+        "SELECT KW(a,)",
+    ].map(String::from));
+    let differ = differing(&places);
     assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
 }
