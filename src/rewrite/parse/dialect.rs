@@ -265,13 +265,12 @@ impl Dialect for AclDialect {
                 // A plain column name: what sqlparser makes of it too, without first trying it as
                 // a type name before a string (`DATE '…'`), whose failure formats an error message
                 // only to drop it (a tenth of a never-seen statement's rewrite). Only for a word
-                // that is no keyword and a next token that no form starting with a name continues
-                // with (`(`, `.`, a string, `->`, a type before `->`): see `ends_operand`.
+                // that is no keyword or a keyword with no meaning of its own there (`reads_as_name`)
+                // and a next token that no form starting with a name continues with (`(`, `.`, a
+                // string, `->`, a type before `->`): see `ends_operand`.
                 (Token::Word(w), next) if reads_as_name(w.keyword, next) && ends_operand(next, parser) => {
                     Form::Column(w.to_ident(a.span))
                 }
-                // A number or a string: never a type name, so sqlparser's typed-string attempt
-                // always fails (formatting its message) before it reads the literal as this does.
                 // A call of plain arguments (`upper(customer)`): as sqlparser reads it, without first
                 // trying the name as a type, the call as a reserved word's form, and each argument
                 // as a named one (three error messages formatted and dropped).
@@ -279,6 +278,8 @@ impl Dialect for AclDialect {
                     Some(n) => Form::Call(w.to_ident(a.span), n),
                     None => return None,
                 },
+                // A number or a string: never a type name, so sqlparser's typed-string attempt
+                // always fails (formatting its message) before it reads the literal as this does.
                 (Token::Number(..) | Token::SingleQuotedString(_), _) => Form::Literal,
                 // `#2`: the second column of the FROM clause
                 (Token::Sharp, Token::Number(n, false)) if adjacent(a, b) => Form::Positional(n.clone()),
