@@ -265,6 +265,20 @@ bool acl_rs_check(const AclChecks *check,
                   size_t n_strs,
                   AclOut *out);
 
+/// Our own text coming back to the parser (a relation re-parses a statement's query, which
+/// carries the policy tag), as DuckDB parsed it (`refs` over `strs`): every one-part call must be
+/// a built-in of `system.main`, which the shim then qualifies it to, as the first time. True when
+/// it passes; otherwise `out.text` says why (naming nothing).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `refs`/`strs` and `out` as for `acl_rs_check`.
+bool acl_rs_check_reparsed(const AclState *state,
+                           const AclRef *refs,
+                           size_t n_refs,
+                           const AclStr *strs,
+                           size_t n_strs,
+                           AclOut *out);
+
 /// Is statement `index` checked at all (management statements and the `no_defence` test fault
 /// are not)? Lets the shim skip listing what nothing will compare.
 ///

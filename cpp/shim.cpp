@@ -19,6 +19,9 @@ struct AclDb {
 
 namespace {
 
+// What every tag we put in a statement's text starts with (client.cpp, txn.cpp).
+const char *const ACL_COMMENT = "/* acl:";
+
 // Where the settings a decision reads sit in DuckDB's settings, found once at load: a read by name
 // copies the option (its description, type and default) under the config's lock, five times a
 // statement. Valid only for the instance that registered them.
@@ -120,6 +123,49 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 	return std::move(parser.statements);
 }
 
+// Our own text coming back (a relation re-parses its statement's query): the tree we handed
+// DuckDB had the parser's one-part calls qualified to system.main, the text does not, so DuckDB
+// would bind `+` or `date_part` through the search path, where a macro could capture them. Parsed
+// here as DuckDB would, and qualified as the first time, once Rust has found each such call a
+// built-in there (specs/011, "Text that comes back").
+vector<unique_ptr<SQLStatement>> Reparse(AclState *state, const string &query, const ParserOptions &options) {
+	ParserOptions inner = options;
+	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
+	Parser parser(inner);
+	parser.ParseQuery(query);
+	// The tags (`/* acl:… */ ` comments at the start) stay with each statement's text, so the
+	// next client that parses it again is checked again.
+	idx_t tags = 0;
+	while (query.compare(tags, 7, "/* acl:") == 0) {
+		auto close = query.find(" */ ", tags);
+		if (close == string::npos) {
+			break;
+		}
+		tags = close + 4;
+	}
+	for (auto &statement : parser.statements) {
+		if (tags && statement->query.compare(0, tags, query, 0, tags) != 0) {
+			statement->query = query.substr(0, tags) + statement->query;
+			statement->stmt_location = QueryLocation(0, statement->query.size());
+		}
+		ParsedRefs parsed;
+		try {
+			ListParsedNames(*statement, parsed);
+		} catch (std::exception &) {
+			throw InvalidInputException("acl: internal error: the second check could not read the statement");
+		}
+		OutGuard failure;
+		if (!acl_rs_check_reparsed(state, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
+		                           parsed.strs.size(), &failure.out)) {
+			throw PermissionException(failure.Text());
+		}
+		for (auto f : parsed.qualify) {
+			f->SetQualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), f->FunctionName());
+		}
+	}
+	return std::move(parser.statements);
+}
+
 // DuckDB's own tokenizer finds the statement boundaries, so quotes, $$ strings and comments split
 // exactly as DuckDB would split them. Rust asks for the tokens only when it needs them (not for a
 // batch it kept); they live here until `acl_rs_rewrite` returns.
@@ -207,15 +253,32 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	auto &acl = info->Cast<AclParserInfo>();
 	// Text we produced coming back (a client re-parses a statement's query text, e.g. for a
 	// relation): it runs only under what it was decided with.
-	Tag tag;
-	if (Tagged(query, tag)) {
-		CheckTag(tag, acl.state, ReadSettings(options, acl).clock_skew);
+	// Text we produced coming back (a client re-parses a statement's query, e.g. for a relation,
+	// or builds a text around it, as a relation's filter or projection does): it runs only under
+	// what it was decided with, wherever our tags stand in it.
+	auto tagged = false;
+	for (auto at = query.find(ACL_COMMENT); at != string::npos; at = query.find(ACL_COMMENT, at + 1)) {
+		auto from = query.substr(at);
+		Tag tag;
+		if (Tagged(from, tag)) {
+			tagged = true;
+			CheckTag(tag, acl.state, ReadSettings(options, acl).clock_skew);
+		}
+		string who;
+		TxnKind kind;
+		if (TaggedPrincipal(from, who, kind)) {
+			tagged = true;
+			if (options.context) {
+				ClientCheckTagged(*options.context, acl.state, from);
+			}
+		}
 	}
-	if (options.context && query.compare(0, 7, "/* acl:") == 0) {
-		ClientCheckTagged(*options.context, acl.state, query);
-	}
+	// Not a principal's batch: DuckDB parses it, except our own text coming back.
+	auto not_ours = [&]() {
+		return tagged ? ParserOverrideResult(Reparse(acl.state, query, options)) : ParserOverrideResult();
+	};
 	if (!acl_rs_is_ours(query.data(), query.size())) {
-		return ParserOverrideResult();
+		return not_ours();
 	}
 	auto settings = ReadSettings(options, acl);
 	OutGuard guard;
@@ -227,7 +290,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	}
 	switch (status) {
 	case AclStatus::NotOurs:
-		return ParserOverrideResult();
+		return not_ours();
 	case AclStatus::Rewritten:
 		break;
 	case AclStatus::Refused:

@@ -85,6 +85,10 @@ pub enum AclError {
     /// allow: the rules missed it.
     #[error("acl: internal error: the second check found {found} outside the decision; the statement was refused")]
     SecondCheck { found: &'static str },
+    /// Text built on a principal's statement (a client's relation over it) calls, unqualified,
+    /// something that is no built-in of `system.main` (spec 011, "Text that comes back").
+    #[error("acl: text built on a principal's statement may call only DuckDB's built-ins unqualified; qualify {found}")]
+    Reparsed { found: &'static str },
 }
 
 /// How the shim reports an error to DuckDB (`src/ffi` maps it to a status code).
@@ -105,6 +109,7 @@ impl AclError {
     pub fn class(&self) -> Class {
         match self {
             AclError::Syntax(_) => Class::Syntax,
+            AclError::Reparsed { .. } => Class::Refused,
             AclError::Invalid(_) | AclError::Store(_) => Class::Invalid,
             AclError::Internal { .. } | AclError::SecondCheck { .. } => Class::Internal,
             AclError::LacksCapability(_)

@@ -329,23 +329,8 @@ pub unsafe extern "C" fn acl_rs_check(
         if checks.off {
             return Ok(());
         }
-        let texts: Vec<&str> = strs
-            .iter()
-            .map(|p| {
-                // SAFETY: the shim passes pointers to `len` readable bytes that live for the call.
-                let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr as *const u8, p.len) } };
-                // A name that is not UTF-8 matches nothing the rules allowed.
-                std::str::from_utf8(bytes).unwrap_or("\u{fffd}")
-            })
-            .collect();
-        let mut parsed = Vec::with_capacity(refs.len());
-        for r in refs {
-            let (first, count) = (r.first as usize, r.count as usize);
-            let Some(path) = first.checked_add(count).and_then(|end| texts.get(first..end)) else {
-                return Err(AclError::internal("the second check got a malformed list"));
-            };
-            parsed.push((rewrite::RefKind::from_u8(r.kind), r.region, path));
-        }
+        let texts = texts(strs);
+        let parsed = parsed(refs, &texts)?;
         rewrite::defence_check(allowed, &checks.host, parsed)
     }));
     match result {
@@ -353,6 +338,68 @@ pub unsafe extern "C" fn acl_rs_check(
         Ok(Err(e)) => fail(out, e.to_string()),
         Err(_) => fail(out, AclError::internal("the second check failed; the statement was refused").to_string()),
     }
+}
+
+/// The strings of a parse's list (`acl_rs_check`, `acl_rs_check_reparsed`).
+fn texts(strs: &[AclStr]) -> Vec<&str> {
+    strs.iter()
+        .map(|p| {
+            // SAFETY: the shim passes pointers to `len` readable bytes that live for the call.
+            let bytes = if p.len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p.ptr as *const u8, p.len) } };
+            // A name that is not UTF-8 matches nothing the rules allowed.
+            std::str::from_utf8(bytes).unwrap_or("\u{fffd}")
+        })
+        .collect()
+}
+
+/// A parse's list as `(kind, region, name parts)` over `texts`.
+fn parsed<'t, 'a>(refs: &[AclRef], texts: &'t [&'a str]) -> Result<Vec<(rewrite::RefKind, u32, &'t [&'a str])>, AclError> {
+    refs.iter()
+        .map(|r| {
+            let (first, count) = (r.first as usize, r.count as usize);
+            let path = first
+                .checked_add(count)
+                .and_then(|end| texts.get(first..end))
+                .ok_or_else(|| AclError::internal("the second check got a malformed list"))?;
+            Ok((rewrite::RefKind::from_u8(r.kind), r.region, path))
+        })
+        .collect()
+}
+
+/// Our own text coming back to the parser (a relation re-parses a statement's query, which
+/// carries the policy tag), as DuckDB parsed it (`refs` over `strs`): every one-part call must be
+/// a built-in of `system.main`, which the shim then qualifies it to, as the first time. True when
+/// it passes; otherwise `out.text` says why (naming nothing).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `refs`/`strs` and `out` as for `acl_rs_check`.
+#[no_mangle]
+pub unsafe extern "C" fn acl_rs_check_reparsed(
+    state: *const State,
+    refs: *const AclRef,
+    n_refs: usize,
+    strs: *const AclStr,
+    n_strs: usize,
+    out: *mut AclOut,
+) -> bool {
+    // SAFETY: the caller's contract.
+    let state = unsafe { &*state };
+    // SAFETY: `refs`/`strs` point to `n_refs`/`n_strs` items (null pointers only with none).
+    let refs = if n_refs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(refs, n_refs) } };
+    // SAFETY: as above.
+    let strs = if n_strs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(strs, n_strs) } };
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), AclError> {
+        let texts = texts(strs);
+        rewrite::defence_reparsed(&state.host_functions(), parsed(refs, &texts)?)
+    }));
+    let msg = match result {
+        Ok(Ok(())) => return true,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => AclError::internal("the second check failed; the statement was refused").to_string(),
+    };
+    // SAFETY: the caller's contract: `out` is writable.
+    unsafe { (*out).text = AclBuf::from(msg) };
+    false
 }
 
 /// Is statement `index` checked at all (management statements and the `no_defence` test fault

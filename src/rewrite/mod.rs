@@ -36,7 +36,7 @@ mod virtual_fns;
 mod writes;
 
 pub use cache::{allowed_bytes, Cached, RewriteCache};
-pub use defence::{check as defence_check, spellings, Allowed, RefKind};
+pub use defence::{check as defence_check, reparsed as defence_reparsed, spellings, Allowed, RefKind};
 pub use errors::{translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};

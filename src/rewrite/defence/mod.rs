@@ -135,15 +135,7 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
     parsed: impl IntoIterator<Item = (RefKind, u32, P)>,
 ) -> Result<()> {
     let parsed: Vec<(RefKind, u32, P)> = parsed.into_iter().collect();
-    // A table function's call is also listed as a function: a bare one is a table built-in.
-    let table_fns: Vec<&str> = parsed
-        .iter()
-        .filter(|(k, _, _)| *k == RefKind::TableFunction)
-        .filter_map(|(_, _, p)| match p.as_ref() {
-            [one] => Some(*one),
-            _ => None,
-        })
-        .collect();
+    let table_fns = table_functions(&parsed);
     let mut saw_statement = false;
     // The walk's region k (1-based) is decided region `opened[k - 1]`.
     let mut opened: Vec<usize> = Vec::new();
@@ -212,6 +204,34 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
         return Err(outside("policy SQL missing"));
     }
     Ok(())
+}
+
+/// Our own text coming back to the parser (a relation re-parses its statement's query, which
+/// carries the policy tag): DuckDB's parse of it holds the parser's one-part calls again, which the
+/// shim qualifies to `system.main` as it did the first time (the tree was qualified, the text
+/// never is). Each must be a built-in there, as `check` required the first time.
+pub fn reparsed<'a, P: AsRef<[&'a str]>>(host: &HostFunctions, parsed: impl IntoIterator<Item = (RefKind, u32, P)>) -> Result<()> {
+    let parsed: Vec<(RefKind, u32, P)> = parsed.into_iter().collect();
+    let table_fns = table_functions(&parsed);
+    for (k, _, path) in &parsed {
+        if matches!(k, RefKind::Function | RefKind::Operator) && !builtin_if_bare(host, path.as_ref(), &table_fns) {
+            return Err(AclError::Reparsed { found: "any other call (db.schema.f)" });
+        }
+    }
+    Ok(())
+}
+
+/// The one-part names called as table functions (such a call is also listed as a function: a
+/// bare one must be a table built-in).
+fn table_functions<'a, P: AsRef<[&'a str]>>(parsed: &[(RefKind, u32, P)]) -> Vec<&'a str> {
+    parsed
+        .iter()
+        .filter(|(k, _, _)| *k == RefKind::TableFunction)
+        .filter_map(|(_, _, p)| match p.as_ref() {
+            [one] => Some(*one),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One column reference inside a region: each of its identifiers must be one the region's SQL

@@ -79,6 +79,28 @@ fn a_bare_name_must_be_a_builtin_of_system_main() {
     assert!(run(&reader, &vec![statement, (RefKind::Function, 0, vec!["read_csv"])]).is_err());
 }
 
+/// Our text coming back (a relation's text parsed again): a one-part call must be a built-in of
+/// `system.main` (a table built-in only where it stands as a table function); qualified names,
+/// tables and columns are not its business.
+#[test]
+fn text_that_comes_back_calls_only_built_ins_bare() {
+    let reparsed_ok = |parsed: &Parsed| reparsed(&host(), parsed.iter().map(|(k, r, p)| (*k, *r, p.as_slice())));
+    let base = vec![(RefKind::Statement, 0, vec!["SELECT"]), (RefKind::Table, 0, vec!["__duckdb_s0"]), (RefKind::Column, 0, vec!["x"])];
+    for bare in [vec!["+"], vec!["LOWER"], vec!["unnest"], vec!["memory", "main", "twice"]] {
+        let mut parsed = base.clone();
+        parsed.push((RefKind::Function, 0, bare.clone()));
+        reparsed_ok(&parsed).unwrap_or_else(|e| panic!("{bare:?}: {e}"));
+    }
+    for bare in [vec!["twice"], vec!["date_part"], vec!["->"], vec!["read_csv"]] {
+        let mut parsed = base.clone();
+        parsed.push((RefKind::Operator, 0, bare.clone()));
+        assert!(matches!(reparsed_ok(&parsed), Err(AclError::Reparsed { .. })), "{bare:?}");
+    }
+    let mut reader = base.clone();
+    reader.extend([(RefKind::TableFunction, 0, vec!["read_csv"]), (RefKind::Function, 0, vec!["read_csv"])]);
+    reparsed_ok(&reader).unwrap();
+}
+
 #[test]
 fn what_the_rules_allowed_passes() {
     let parsed: Parsed = vec![
