@@ -287,6 +287,8 @@ def rss():
     with open("/proc/self/status") as f:
         return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) / 1024
 con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
+# a statement that outgrows memory must not spill gigabytes into ./.tmp
+con.execute("SET max_temp_directory_size = '256MB'")
 con.execute("ATTACH ':memory:' AS phys")
 cols = ", ".join(f"c{i} VARCHAR" for i in range(40))
 con.execute(f"CREATE TABLE phys.main.wide (tenant VARCHAR, {cols})")
