@@ -123,6 +123,30 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 	return std::move(parser.statements);
 }
 
+// Where our tags stand in `query`: the comments, as DuckDB's tokenizer reads the text, that start
+// with `/* acl:` (not the same words inside a string, say a gateway logging a statement's text).
+// Every occurrence counts if the text cannot be tokenized (DuckDB's parse then refuses it anyway).
+vector<idx_t> TagComments(const string &query) {
+	vector<idx_t> at;
+	auto first = query.find(ACL_COMMENT);
+	if (first == string::npos) {
+		return at;
+	}
+	try {
+		for (auto &token : Parser::Tokenize(query)) {
+			if (token.type == SimplifiedTokenType::SIMPLIFIED_TOKEN_COMMENT && query.compare(token.start, 7, ACL_COMMENT) == 0) {
+				at.push_back(token.start);
+			}
+		}
+	} catch (std::exception &) {
+		at.clear();
+		for (auto i = first; i != string::npos; i = query.find(ACL_COMMENT, i + 1)) {
+			at.push_back(i);
+		}
+	}
+	return at;
+}
+
 // Our own text coming back (a relation re-parses its statement's query): the tree we handed
 // DuckDB had the parser's one-part calls qualified to system.main, the text does not, so DuckDB
 // would bind `+` or `date_part` through the search path, where a macro could capture them. Parsed
@@ -136,7 +160,7 @@ vector<unique_ptr<SQLStatement>> Reparse(AclState *state, const string &query, c
 	// The tags (`/* acl:… */ ` comments at the start) stay with each statement's text, so the
 	// next client that parses it again is checked again.
 	idx_t tags = 0;
-	while (query.compare(tags, 7, "/* acl:") == 0) {
+	while (query.compare(tags, 7, ACL_COMMENT) == 0) {
 		auto close = query.find(" */ ", tags);
 		if (close == string::npos) {
 			break;
@@ -257,7 +281,7 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	// or builds a text around it, as a relation's filter or projection does): it runs only under
 	// what it was decided with, wherever our tags stand in it.
 	auto tagged = false;
-	for (auto at = query.find(ACL_COMMENT); at != string::npos; at = query.find(ACL_COMMENT, at + 1)) {
+	for (auto at : TagComments(query)) {
 		auto from = query.substr(at);
 		Tag tag;
 		if (Tagged(from, tag)) {

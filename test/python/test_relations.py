@@ -102,5 +102,19 @@ def a_text_built_on_it_calls_other_functions_qualified(con):
     assert con.execute("SELECT 1 + 1, twice(2)").fetchall() == [("captured", 4)]
 
 
+@test
+def our_words_inside_a_string_are_not_a_tag(con):
+    # A gateway may log a statement's text as a value: only a comment is a tag, so the INSERT is
+    # neither judged stale nor parsed as ours (its macro call binds as DuckDB binds it).
+    text = con.sql(QUERY).sql_query()
+    con.execute("ACL ADMIN CREATE ROLE bystander").fetchall()  # the text's version is stale now
+    con.execute("CREATE TABLE log (q VARCHAR, n INTEGER)").fetchall()
+    quoted = text.replace("'", "''")
+    con.execute(f"INSERT INTO log VALUES ('{quoted}', twice(2))").fetchall()
+    assert con.execute("SELECT q = $1, n FROM log", [text]).fetchall() == [(True, 4)]
+    # the same text as a comment is a tag: stale
+    refused_with(lambda: con.execute(f"SELECT 1 AS x FROM (SELECT 1) t WHERE true {text.split(' SELECT ', 1)[0]}").fetchall(), STALE)
+
+
 if __name__ == "__main__":
     harness.main(setup)
