@@ -217,6 +217,11 @@ pub fn reparsed<'a, P: AsRef<[&'a str]>>(host: &HostFunctions, parsed: impl Into
         if matches!(k, RefKind::Function | RefKind::Operator) && !builtin_if_bare(host, path.as_ref(), &table_fns) {
             return Err(AclError::Reparsed { found: "any other call (db.schema.f)" });
         }
+        // A construct the walk does not model may hold calls it did not list (and so the shim
+        // would not qualify): refused, as the second check refuses it.
+        if *k == RefKind::Other {
+            return Err(outside("a construct"));
+        }
     }
     Ok(())
 }

@@ -99,6 +99,10 @@ fn text_that_comes_back_calls_only_built_ins_bare() {
     let mut reader = base.clone();
     reader.extend([(RefKind::TableFunction, 0, vec!["read_csv"]), (RefKind::Function, 0, vec!["read_csv"])]);
     reparsed_ok(&reader).unwrap();
+    // a construct the walk does not model (its calls unlisted): refused
+    let mut pivot = base.clone();
+    pivot.push((RefKind::Other, 0, vec!["PIVOT"]));
+    assert!(matches!(reparsed_ok(&pivot), Err(AclError::SecondCheck { .. })));
 }
 
 #[test]
