@@ -62,13 +62,34 @@ AclTokenKind TokenKindOf(SimplifiedTokenType type) {
 }
 
 
+// The caller's parser options with our override switched off: DuckDB's own parse.
+ParserOptions WithoutOverride(const ParserOptions &options) {
+	ParserOptions inner = options;
+	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
+	return inner;
+}
+
+// What DuckDB's parse of `statement` names (walk.cpp); a statement the walk cannot read is refused.
+void ListOrRefuse(SQLStatement &statement, ParsedRefs &parsed) {
+	try {
+		ListParsedNames(statement, parsed);
+	} catch (std::exception &) {
+		throw InvalidInputException("acl: internal error: the second check could not read the statement");
+	}
+}
+
+// The one-part calls the walk listed, qualified to system.main once a check has passed on them.
+void QualifyCalls(const ParsedRefs &parsed) {
+	for (auto f : parsed.qualify) {
+		f->SetQualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), f->FunctionName());
+	}
+}
+
 // DuckDB parses the rewritten text (our override switched off), the second check compares each
 // statement with the decision, and statements that carry a policy version get its tag.
 vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOptions &options, const string &principal) {
 	auto rewritten = guard.Text();
-	ParserOptions inner = options;
-	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
-	Parser parser(inner);
+	Parser parser(WithoutOverride(options));
 	try {
 		parser.ParseQuery(rewritten);
 	} catch (std::exception &ex) {
@@ -91,19 +112,13 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 		auto &statement = *parser.statements[i];
 		if (acl_rs_defence_on(guard.out.check, i)) {
 			ParsedRefs parsed;
-			try {
-				ListParsedNames(statement, parsed);
-			} catch (std::exception &) {
-				throw InvalidInputException("acl: internal error: the second check could not read the statement");
-			}
+			ListOrRefuse(statement, parsed);
 			OutGuard failure;
 			if (!acl_rs_check(guard.out.check, i, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
 			                  parsed.strs.size(), &failure.out)) {
 				throw InvalidInputException(failure.Text());
 			}
-			for (auto f : parsed.qualify) {
-				f->SetQualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), f->FunctionName());
-			}
+			QualifyCalls(parsed);
 		} else {
 			keep = false; // management statements: the gateway's own, never kept
 		}
@@ -153,9 +168,7 @@ vector<idx_t> TagComments(const string &query) {
 // here as DuckDB would, and qualified as the first time, once Rust has found each such call a
 // built-in there (specs/011, "Text that comes back").
 vector<unique_ptr<SQLStatement>> Reparse(AclState *state, const string &query, const ParserOptions &options) {
-	ParserOptions inner = options;
-	inner.parser_override_setting = AllowParserOverride::DEFAULT_OVERRIDE;
-	Parser parser(inner);
+	Parser parser(WithoutOverride(options));
 	parser.ParseQuery(query);
 	// The tags (`/* acl:… */ ` comments at the start) stay with each statement's text, so the
 	// next client that parses it again is checked again.
@@ -173,19 +186,13 @@ vector<unique_ptr<SQLStatement>> Reparse(AclState *state, const string &query, c
 			statement->stmt_location = QueryLocation(0, statement->query.size());
 		}
 		ParsedRefs parsed;
-		try {
-			ListParsedNames(*statement, parsed);
-		} catch (std::exception &) {
-			throw InvalidInputException("acl: internal error: the second check could not read the statement");
-		}
+		ListOrRefuse(*statement, parsed);
 		OutGuard failure;
 		if (!acl_rs_check_reparsed(state, parsed.refs.data(), parsed.refs.size(), parsed.strs.data(),
 		                           parsed.strs.size(), &failure.out)) {
 			throw PermissionException(failure.Text());
 		}
-		for (auto f : parsed.qualify) {
-			f->SetQualifiedName(Identifier::SystemCatalog(), Identifier::DefaultSchema(), f->FunctionName());
-		}
+		QualifyCalls(parsed);
 	}
 	return std::move(parser.statements);
 }
@@ -275,8 +282,6 @@ AclSettingIndexes FindSettingIndexes(DBConfig &config) {
 
 ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &query, ParserOptions &options) {
 	auto &acl = info->Cast<AclParserInfo>();
-	// Text we produced coming back (a client re-parses a statement's query text, e.g. for a
-	// relation): it runs only under what it was decided with.
 	// Text we produced coming back (a client re-parses a statement's query, e.g. for a relation,
 	// or builds a text around it, as a relation's filter or projection does): it runs only under
 	// what it was decided with, wherever our tags stand in it.
@@ -284,13 +289,13 @@ ParserOverrideResult AclParserOverride(ParserExtensionInfo *info, const string &
 	for (auto at : TagComments(query)) {
 		auto from = query.substr(at);
 		Tag tag;
+		string who;
+		TxnKind kind;
+		// A version tag's principal tag is a comment of its own, judged at its own turn.
 		if (Tagged(from, tag)) {
 			tagged = true;
 			CheckTag(tag, acl.state, ReadSettings(options, acl).clock_skew);
-		}
-		string who;
-		TxnKind kind;
-		if (TaggedPrincipal(from, who, kind)) {
+		} else if (TaggedPrincipal(from, who, kind)) {
 			tagged = true;
 			if (options.context) {
 				ClientCheckTagged(*options.context, acl.state, from);

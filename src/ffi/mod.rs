@@ -306,20 +306,14 @@ pub unsafe extern "C" fn acl_rs_check(
     n_strs: usize,
     out: *mut AclOut,
 ) -> bool {
-    let fail = |out: *mut AclOut, msg: String| {
-        // SAFETY: the caller's contract: `out` is writable.
-        unsafe { (*out).text = AclBuf::from(msg) };
-        false
-    };
     if check.is_null() {
-        return fail(out, AclError::internal("the second check has no decision").to_string());
+        // SAFETY: the caller's contract.
+        return unsafe { report(Ok(Err(AclError::internal("the second check has no decision"))), out) };
     }
     // SAFETY: not null: the `AclOut::check` of a live output (the caller's contract).
     let checks = unsafe { &*check };
-    // SAFETY: `refs`/`strs` point to `n_refs`/`n_strs` items (null pointers only with none).
-    let refs = if n_refs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(refs, n_refs) } };
-    // SAFETY: as above.
-    let strs = if n_strs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(strs, n_strs) } };
+    // SAFETY: the caller's contract.
+    let (refs, strs) = unsafe { list(refs, n_refs, strs, n_strs) };
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), AclError> {
         let allowed = match checks.statements.get(index) {
             Some(Some(a)) => a,
@@ -333,11 +327,36 @@ pub unsafe extern "C" fn acl_rs_check(
         let parsed = parsed(refs, &texts)?;
         rewrite::defence_check(allowed, &checks.host, parsed)
     }));
-    match result {
-        Ok(Ok(())) => true,
-        Ok(Err(e)) => fail(out, e.to_string()),
-        Err(_) => fail(out, AclError::internal("the second check failed; the statement was refused").to_string()),
-    }
+    // SAFETY: the caller's contract.
+    unsafe { report(result, out) }
+}
+
+/// A parse's list as the shim hands it over.
+///
+/// # Safety
+/// `refs`/`strs` point to `n_refs`/`n_strs` items (null pointers only with none) that outlive `'a`.
+unsafe fn list<'a>(refs: *const AclRef, n_refs: usize, strs: *const AclStr, n_strs: usize) -> (&'a [AclRef], &'a [AclStr]) {
+    // SAFETY: the caller's contract.
+    let refs = if n_refs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(refs, n_refs) } };
+    // SAFETY: as above.
+    let strs = if n_strs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(strs, n_strs) } };
+    (refs, strs)
+}
+
+/// A check's outcome for the shim: true when it passed; otherwise `out.text` says why (naming
+/// nothing), a panic included.
+///
+/// # Safety
+/// `out` is writable.
+unsafe fn report(result: std::thread::Result<Result<(), AclError>>, out: *mut AclOut) -> bool {
+    let msg = match result {
+        Ok(Ok(())) => return true,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => AclError::internal("the second check failed; the statement was refused").to_string(),
+    };
+    // SAFETY: the caller's contract.
+    unsafe { (*out).text = AclBuf::from(msg) };
+    false
 }
 
 /// The strings of a parse's list (`acl_rs_check`, `acl_rs_check_reparsed`).
@@ -384,22 +403,14 @@ pub unsafe extern "C" fn acl_rs_check_reparsed(
 ) -> bool {
     // SAFETY: the caller's contract.
     let state = unsafe { &*state };
-    // SAFETY: `refs`/`strs` point to `n_refs`/`n_strs` items (null pointers only with none).
-    let refs = if n_refs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(refs, n_refs) } };
-    // SAFETY: as above.
-    let strs = if n_strs == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(strs, n_strs) } };
+    // SAFETY: the caller's contract.
+    let (refs, strs) = unsafe { list(refs, n_refs, strs, n_strs) };
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), AclError> {
         let texts = texts(strs);
         rewrite::defence_reparsed(&state.host_functions(), parsed(refs, &texts)?)
     }));
-    let msg = match result {
-        Ok(Ok(())) => return true,
-        Ok(Err(e)) => e.to_string(),
-        Err(_) => AclError::internal("the second check failed; the statement was refused").to_string(),
-    };
-    // SAFETY: the caller's contract: `out` is writable.
-    unsafe { (*out).text = AclBuf::from(msg) };
-    false
+    // SAFETY: the caller's contract.
+    unsafe { report(result, out) }
 }
 
 /// Is statement `index` checked at all (management statements and the `no_defence` test fault

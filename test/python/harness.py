@@ -20,6 +20,20 @@ def test(fn):
     return fn
 
 
+def refused_with(fn, expected):
+    """Runs `fn`, which must fail with a DuckDB error holding `expected` and naming no physical
+    object (`phys`); returns the message."""
+    import duckdb
+
+    try:
+        fn()
+    except duckdb.Error as e:
+        assert expected in str(e), str(e)
+        assert "phys" not in str(e), str(e)
+        return str(e)
+    raise AssertionError(f"not refused (expected: {expected})")
+
+
 # The extension under test, set by `main` from `--extension`; the `test-faults` build of it
 # (`make faults`) from `--faults-extension`, for the tests that need it.
 EXT = None

@@ -12,10 +12,8 @@ Run: python test/python/test_relations.py --extension build/release/acl.duckdb_e
 Ends with `N passed, N failed`.
 """
 
-import duckdb
-
 import harness
-from harness import sales, test
+from harness import refused_with, sales, test
 
 STALE = "acl: the policy changed since this statement was prepared; prepare it again"
 UNQUALIFIED = "acl: text built on a principal's statement may call only DuckDB's built-ins unqualified"
@@ -30,16 +28,6 @@ def setup(ext):
     con.execute("CREATE MACRO date_part(a, b) AS 'captured'").fetchall()
     con.execute("CREATE MACRO twice(a) AS a * 2").fetchall()
     return con
-
-
-def refused_with(fn, expected):
-    try:
-        fn()
-    except duckdb.Error as e:
-        assert expected in str(e), str(e)
-        assert "phys" not in str(e), str(e)
-    else:
-        raise AssertionError(f"not refused (expected {expected!r})")
 
 
 def captured(rows):

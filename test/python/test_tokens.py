@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, HMACAlgorithm, RSAAlgorithm
 
 import harness
-from harness import sales, sql_str, test
+from harness import refused_with, sales, sql_str, test
 
 
 def public_pem(key):
@@ -337,16 +337,6 @@ def keys_from_a_file(con):
 
 
 EXPIRED = "acl: the token this statement was prepared under has expired; prepare it again"
-
-
-def refused_with(fn, expected):
-    try:
-        fn()
-    except duckdb.Error as e:
-        assert expected in str(e), str(e)
-        assert "phys" not in str(e), str(e)
-    else:
-        raise AssertionError(f"not refused (expected: {expected})")
 
 
 def wait_past(exp):
