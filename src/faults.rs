@@ -19,6 +19,9 @@ pub struct Faults {
     /// A virtual function's arguments are substituted in place inside its body (the behaviour
     /// before issue 10: the principal's names bind against the body's tables).
     pub vfn_args_in_place: bool,
+    /// Management does not judge the policy SQL a batch brings (spec 007, "Policy SQL is input"):
+    /// what it writes reaches the statement path as a store edited by hand would.
+    pub unchecked_policy_sql: bool,
 }
 
 impl Faults {
@@ -32,6 +35,7 @@ impl Faults {
             no_defence: on("no_defence"),
             vfn_args_unresolved: on("vfn_args_unresolved"),
             vfn_args_in_place: on("vfn_args_in_place"),
+            unchecked_policy_sql: on("unchecked_policy_sql"),
         }
     }
 

@@ -27,6 +27,7 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             if_exists,
             cascade,
         } => drop_catalog(policy, name, *if_exists, *cascade),
+        Command::SetSources { catalog, sources } => set_sources(policy, catalog, sources),
         Command::CreateTable {
             key,
             target,
@@ -141,6 +142,16 @@ fn create_catalog(
             Ok(if exists { status + REPLACED } else { status })
         }
     }
+}
+
+/// `ALTER VIRTUAL CATALOG c SET SOURCES (…)`: the list replaces the one before. Objects its
+/// managers mapped under a source no longer listed stay (as PostgreSQL keeps objects whose
+/// creator lost CREATE); `acl_check_catalog` names them.
+fn set_sources(p: &mut Policy, catalog: &str, sources: &[crate::policy::policy_sql::Source]) -> Result<String> {
+    let cat = p.catalogs.get_mut(catalog).ok_or_else(|| catalog_missing(catalog))?;
+    cat.sources = sources.iter().cloned().collect();
+    let listed: Vec<String> = sources.iter().map(ToString::to_string).collect();
+    Ok(format!("ALTER VIRTUAL CATALOG {} SET SOURCES ({})", q(catalog), listed.join(", ")))
 }
 
 fn drop_catalog(p: &mut Policy, name: &str, if_exists: bool, cascade: bool) -> Result<String> {

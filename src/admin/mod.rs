@@ -16,6 +16,7 @@ mod issuer;
 mod lists;
 mod objects;
 mod parse;
+pub mod policy_sql;
 mod references;
 mod roles;
 mod schemas;
@@ -79,6 +80,12 @@ pub enum Command {
         name: String,
         if_exists: bool,
         cascade: bool,
+    },
+    /// `ALTER VIRTUAL CATALOG c SET SOURCES (db | db.schema | db.schema.table, …)`: what the
+    /// catalog's managers may name in its policy SQL (spec 007); `()` lists nothing.
+    SetSources {
+        catalog: String,
+        sources: Vec<crate::policy::policy_sql::Source>,
     },
     /// Also the legacy `ADD TABLE <phys> AS c.n …` (an upsert: `CreateMode::OrReplace`).
     CreateTable {

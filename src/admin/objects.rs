@@ -8,6 +8,7 @@ use super::slice::{self, Seen};
 use super::{Command, CommentOn, CreateMode, ObjectWord, TableSet};
 use crate::error::{AclError, Duplicate, Invalid, Management, Result};
 use crate::policy::functions::FnKind;
+use crate::policy::policy_sql::Source;
 use crate::policy::{norm, Declared, ObjKey, PhysName, Slice};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
@@ -133,6 +134,33 @@ impl P<'_> {
         Ok(q.to_string())
     }
 
+    /// `(db | db.schema | db.schema.table, …)` after `SET SOURCES`; `()` is none. Each is
+    /// checked as a physical source (not `temp`, `system` or ours).
+    fn sources(&mut self) -> Result<Vec<Source>> {
+        self.open("SOURCES")?;
+        let mut out: Vec<Source> = Vec::new();
+        if self.p.consume_token(&Token::RParen) {
+            return Ok(out);
+        }
+        loop {
+            let parts: Vec<String> = self.name("a physical database, schema or table")?.into_iter().map(|i| i.value).collect();
+            let source = match parts.as_slice() {
+                [db] => Source { db: db.clone(), schema: None, name: None },
+                [db, schema] => Source { db: db.clone(), schema: Some(schema.clone()), name: None },
+                [db, schema, name] => Source { db: db.clone(), schema: Some(schema.clone()), name: Some(name.clone()) },
+                _ => return Err(Invalid::Rule("a source is db, db.schema or db.schema.table").into()),
+            };
+            super::sources::check_table(&source.db, source.schema.as_deref().unwrap_or(""), source.name.as_deref().unwrap_or(""))?;
+            if out.contains(&source) {
+                return Err(Duplicate::Source(source.to_string()).into());
+            }
+            out.push(source);
+            if !self.more()? {
+                return Ok(out);
+            }
+        }
+    }
+
     /// After `ADD`: the legacy upserts.
     pub(super) fn add(&mut self) -> Result<Command> {
         if self.kw(Keyword::SCALAR) {
@@ -168,6 +196,9 @@ impl P<'_> {
         if self.kw(Keyword::CATALOG) {
             let name = self.one_part("a catalog name")?;
             self.expect_kw(Keyword::SET, "SET")?;
+            if self.word("sources") {
+                return Ok(Command::SetSources { catalog: name, sources: self.sources()? });
+            }
             let text = self.set_comment()?;
             return Ok(Command::Comment { on: CommentOn::Catalog(name), text });
         }

@@ -129,6 +129,8 @@ pub fn needs(cmd: &Command) -> (Need, &'static str) {
         // The catalog itself: creating, replacing or dropping one is catalog-less work.
         Command::CreateCatalog { .. } => (Need::Global, "CREATE VIRTUAL CATALOG"),
         Command::DropCatalog { .. } => (Need::Global, "DROP VIRTUAL CATALOG"),
+        // What a catalog's managers may name: no scope lists itself more.
+        Command::SetSources { .. } => (Need::Global, "ALTER VIRTUAL CATALOG SET SOURCES"),
         // A catalog's objects.
         Command::CreateTable { key, .. } => (on(&key.catalog), "CREATE VIRTUAL TABLE"),
         Command::DropTable { key, .. } => (on(&key.catalog), "DROP VIRTUAL TABLE"),
@@ -221,6 +223,7 @@ pub fn target(cmd: &Command) -> Option<Target<'_>> {
         | Command::DropRole { .. }
         | Command::CreateCatalog { .. }
         | Command::DropCatalog { .. }
+        | Command::SetSources { .. }
         | Command::CreateTable { .. }
         | Command::DropTable { .. }
         | Command::CreateView { .. }

@@ -11,19 +11,7 @@ use crate::error::{AclError, Invalid, Result};
 use sqlparser::ast::{ObjectName, ObjectNamePart, TableFactor, Visit, Visitor};
 use std::ops::ControlFlow;
 
-/// Databases whose objects are never a physical source.
-const RESERVED_DBS: [&str; 2] = ["temp", "system"];
-
-/// The prefix of every name the extension makes up.
-pub const INTERNAL_PREFIX: &str = "__acl";
-
-fn reserved_db(db: &str) -> bool {
-    RESERVED_DBS.iter().any(|r| r.eq_ignore_ascii_case(db))
-}
-
-fn internal(name: &str) -> bool {
-    name.len() >= INTERNAL_PREFIX.len() && name[..INTERNAL_PREFIX.len()].eq_ignore_ascii_case(INTERNAL_PREFIX)
-}
+use crate::policy::policy_sql::{internal, reserved_db};
 
 fn refused(what: &str) -> AclError {
     Invalid::PhysicalSource { name: what.to_string() }.into()

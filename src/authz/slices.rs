@@ -39,6 +39,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::ops::ControlFlow;
 
+/// The functions the typed guard's SQL calls inside a slice (`"system".main.<name>`): ours, the
+/// only `acl_*` calls the second check lets stand in policy SQL (spec 011).
+pub const PROBE_FNS: [&str; 2] = ["acl_leakproof", "acl_leakproof_strict"];
+
 /// What a literal compared with a column is, as written (the value never matters, so a
 /// statement's shape keeps its guard whatever its numbers are).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -41,7 +41,8 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     // one failed (then the batch fails when it runs, and nothing after it needs checking).
     let mut dry: Option<Policy> = None;
     let mut checking = true;
-    for (i, s) in statements.iter().enumerate() {
+    let held = who.map(|(_, principal)| Held::of(policy, &principal.roles));
+    for s in statements {
         if !crate::admin::is_management(s) {
             return Err(AclError::from(match who {
                 None => StatementNotPermitted::AdminTakesManagementOnly,
@@ -60,16 +61,19 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             scope::check(&Held::of(now, &principal.roles), &principal.label, &cmd)?;
         }
         sql.extend(crate::admin::validate::checks(now, &cmd)?);
-        if i + 1 < statements.len() {
-            let next = dry.get_or_insert_with(|| policy.clone());
-            // An expansion is listed here as it will be when it runs, so the statements after it
-            // are validated against its objects; a listing that fails stops the checks (the batch
-            // fails when it runs).
-            checking = match listed(state, next, &cmd) {
-                Ok(filled) => crate::admin::apply(next, filled.as_ref().unwrap_or(&cmd)).is_ok(),
-                Err(_) => false,
-            };
-        }
+        let next = dry.get_or_insert_with(|| policy.clone());
+        // An expansion is listed here as it will be when it runs, so the statements after it
+        // are validated against its objects; a listing that fails stops the checks (the batch
+        // fails when it runs).
+        checking = match listed(state, next, &cmd) {
+            Ok(filled) => crate::admin::apply(next, filled.as_ref().unwrap_or(&cmd)).is_ok(),
+            Err(_) => false,
+        };
+    }
+    // The policy SQL the batch brings, judged as its author's before any validation statement
+    // runs it (spec 007, "Policy SQL is input"); judged again when the batch runs.
+    if let Some(after) = dry.as_ref().filter(|_| !state.faults.unchecked_policy_sql) {
+        crate::admin::policy_sql::check_batch(policy, after, held.as_ref())?;
     }
     sql.push(admin_call(statements, who.map(|(prefix, _)| prefix))?);
     Ok(Output {
@@ -197,6 +201,8 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
     let store = state.store();
     let mut change = |p: &mut Policy| -> Result<Vec<String>> {
         let before = runner.as_ref().map(|(prefix, principal)| roles_now(p, prefix, principal));
+        let held = before.as_ref().map(|roles| Held::of(p, roles));
+        let base = p.clone();
         let mut out = Vec::with_capacity(cmds.len());
         for cmd in &cmds {
             if let (Some((_, principal)), Some(before)) = (&runner, &before) {
@@ -207,6 +213,9 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
             }
             let filled = listed(state, p, cmd)?;
             out.push(crate::admin::apply(p, filled.as_ref().unwrap_or(cmd))?);
+        }
+        if !state.faults.unchecked_policy_sql {
+            crate::admin::policy_sql::check_batch(&base, p, held.as_ref())?;
         }
         if let (Some((prefix, principal)), Some(before)) = (&runner, &before) {
             scope::check_gains(&principal.label, before, &roles_now(p, prefix, principal))?;

@@ -29,6 +29,7 @@ macro_rules! table_listing {
 pub const LISTINGS: &[Listing] = &[
     Listing { name: "acl_status", columns: STATUS_COLUMNS, rows: status_rows },
     table_listing!("acl_catalogs", layout::CATALOGS),
+    table_listing!("acl_catalog_sources", layout::CATALOG_SOURCES),
     table_listing!("acl_relations", layout::OBJECTS),
     table_listing!("acl_schemas", layout::SCHEMAS),
     table_listing!("acl_references", layout::REFERENCES),

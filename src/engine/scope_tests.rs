@@ -21,6 +21,7 @@ fn state() -> State {
             "CREATE ROLE pt",
             "CREATE ROLE reader",
             "GRANT CATALOG sales TO ROLE cm WITH (manage)",
+            "ALTER VIRTUAL CATALOG sales SET SOURCES (phys.main)",
             "GRANT CATALOG sales TO ROLE reader WITH (select)",
             "GRANT ADMIN manage TO ROLE gm",
             "GRANT ADMIN passthrough TO ROLE pt",

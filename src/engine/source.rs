@@ -3,6 +3,7 @@
 //! `admin::execute_all`; the statement path never does.
 use super::State;
 use crate::error::{AclError, Result, StatementNotPermitted, StoreError};
+use crate::policy::Policy;
 use crate::store::{Opened, Store};
 use std::sync::Arc;
 
@@ -31,11 +32,13 @@ pub fn use_store(state: &State, store: Store, create: bool, in_transaction: bool
     match store.open(create, &memory)? {
         Opened::Created { version } => {
             w.set_store(store.clone(), version);
+            // The same policy, now knowing the store's schema (never a source).
+            w.publish(Policy::clone(&memory));
             Ok(format!("created the policy store {} and wrote the policy in memory into it", store.describe()))
         }
         Opened::Loaded { policy, version } => {
-            w.publish(policy);
             w.set_store(store.clone(), version);
+            w.publish(policy);
             Ok(format!("loaded the policy store {} (policy version {version})", store.describe()))
         }
     }

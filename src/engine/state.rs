@@ -217,6 +217,7 @@ impl Writer<'_> {
     pub fn publish(&self, mut next: Policy) {
         let current = self.state.policy.load();
         next.functions.host = self.state.host_functions();
+        next.home = self.state.store().and_then(|s| s.home());
         next.version = next.version.max(current.version + 1);
         self.state.policy.store(Arc::new(next));
     }

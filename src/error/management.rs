@@ -188,6 +188,8 @@ pub enum Duplicate {
     Column(String),
     #[error("capability \"{0}\" is given twice")]
     Capability(String),
+    #[error("source {0} is listed twice")]
+    Source(String),
 }
 
 /// What is wrong with an issuer's `KEYS` or `ALGS` (`what` names the key: `the PEM key`,

@@ -7,11 +7,13 @@
 use thiserror::Error;
 
 mod management;
+mod policy_sql;
 mod refusal;
 mod scope;
 mod store;
 
 pub use management::{Duplicate, Invalid, KeyProblem, Management, Noun, Syntax};
+pub use policy_sql::{Forbidden, PolicySql};
 pub use scope::{LacksScope, Scope, SelfGrant};
 pub use store::{why as store_why, StoreError};
 pub use refusal::{
@@ -75,6 +77,10 @@ pub enum AclError {
     /// A management statement that is invalid (it changed nothing).
     #[error("acl: {0}")]
     Invalid(#[from] Invalid),
+    /// Policy SQL (a view's query, a predicate, a mask, a function body) that calls or names what
+    /// policy SQL may not (spec 007, "Policy SQL is input"): refused when written and when loaded.
+    #[error("acl: {0}")]
+    PolicySql(#[from] PolicySql),
     /// The policy store failed or refused (spec 006).
     #[error("acl: {0}")]
     Store(#[from] StoreError),
@@ -110,7 +116,7 @@ impl AclError {
         match self {
             AclError::Syntax(_) => Class::Syntax,
             AclError::Reparsed { .. } => Class::Refused,
-            AclError::Invalid(_) | AclError::Store(_) => Class::Invalid,
+            AclError::Invalid(_) | AclError::PolicySql(_) | AclError::Store(_) => Class::Invalid,
             AclError::Internal { .. } | AclError::SecondCheck { .. } => Class::Internal,
             AclError::LacksCapability(_)
             | AclError::NoSingleRole { .. }

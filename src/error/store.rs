@@ -21,6 +21,10 @@ pub enum StoreError {
     /// A record the store holds cannot be read back into a policy (a direct edit, most likely).
     #[error("the policy store {location} holds a record that cannot be read: {table}: {why}")]
     Corrupt { location: String, table: &'static str, why: String },
+    /// The store holds policy SQL that would be refused if it were written now (a direct edit,
+    /// or a policy written before the rule): refused as a whole, every finding named.
+    #[error("the policy store {location} holds policy SQL that is refused: {}; correct or remove those records and call acl_reload()", .findings.join("; "))]
+    PolicySql { location: String, findings: Vec<String> },
     /// The store refused the change (a conflicting writer, a constraint, a full disk): nothing of
     /// the batch was committed.
     #[error("the policy store {location} did not take the change: {why}")]

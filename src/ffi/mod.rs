@@ -35,6 +35,8 @@ pub struct Checks {
     repeat: bool,
     /// The instance's built-ins: a bare call in DuckDB's parse must be one (`defence::check`).
     host: Arc<crate::policy::functions::HostFunctions>,
+    /// The published policy: where its store is (never a source inside policy SQL).
+    policy: Arc<crate::policy::Policy>,
     /// The learned shape the batch is an instance of (`acl_rs_shape_*`), and its holes once asked.
     shape: Option<engine::ShapeUse>,
     substs: std::cell::OnceCell<Vec<abi::AclSubst>>,
@@ -177,6 +179,7 @@ fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> AclStatus {
                 entry: r.kept,
                 repeat: r.repeat,
                 host: state.host_functions(),
+                policy: state.policy(),
                 shape: r.shape,
                 substs: Default::default(),
             };
@@ -325,7 +328,7 @@ pub unsafe extern "C" fn acl_rs_check(
         }
         let texts = texts(strs);
         let parsed = parsed(refs, &texts)?;
-        rewrite::defence_check(allowed, &checks.host, parsed)
+        rewrite::defence_check(allowed, &checks.host, checks.policy.home.as_ref(), parsed)
     }));
     // SAFETY: the caller's contract.
     unsafe { report(result, out) }

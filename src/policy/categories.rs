@@ -112,6 +112,16 @@ pub fn sql_value_function(word: &str) -> Option<&'static str> {
     SQL_VALUE_FUNCTIONS.iter().find(|(w, _)| w.eq_ignore_ascii_case(word)).map(|(_, f)| *f)
 }
 
+/// Names DuckDB's parser or binder turns into syntax before any catalog lookup (COLUMNS(*),
+/// TRY, IFNULL, …). They are not functions: they stay unqualified (and unquoted, since a quoted
+/// name would reach the catalog) and their arguments are walked like any expression.
+const SYNTAX: [&str; 11] =
+    ["columns", "unpack", "coalesce", "grouping", "grouping_id", "try", "construct_array", "ifnull", "date", "unnest", "unlist"];
+
+pub fn is_syntax(name: &str) -> bool {
+    SYNTAX.iter().any(|s| s.eq_ignore_ascii_case(name))
+}
+
 /// True for names in the never-callable set.
 pub fn never_callable(name: &str) -> bool {
     let n = name.to_ascii_lowercase();

@@ -3,6 +3,7 @@
 pub mod caps;
 pub mod categories;
 pub mod functions;
+pub mod policy_sql;
 
 pub use caps::Caps;
 /// Identifier folding (policy keys are lower-case), from the SQL text module.
@@ -162,6 +163,9 @@ pub struct Catalog {
     pub expansions: BTreeMap<String, VirtualSchema>,
     /// `CREATE VIRTUAL REFERENCE`, keyed by `(schema, name)`, lower-case.
     pub references: BTreeMap<(String, String), Reference>,
+    /// `SET SOURCES (…)`: the physical databases, schemas and tables this catalog's managers may
+    /// name in its policy SQL (spec 007); none listed, nothing.
+    pub sources: std::collections::BTreeSet<policy_sql::Source>,
 }
 
 /// A physical schema, spelled as the operator wrote it: the target of a live alias, or the source
@@ -284,6 +288,9 @@ pub struct Policy {
     pub claim_roles: BTreeMap<(String, String), Vec<String>>,
     /// Function categories, grants and virtual functions, with the host's function list.
     pub functions: functions::FunctionPolicy,
+    /// The policy store's schema while a DuckDB store is in use: never a source (set when
+    /// published, like `functions.host`).
+    pub home: Option<policy_sql::Home>,
 }
 
 impl Policy {

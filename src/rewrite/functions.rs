@@ -9,7 +9,7 @@ use crate::sqltext::{Walk as _, WalkMut as _};
 use super::Decision;
 use crate::authz::{Granted, Principal, Used, View};
 use crate::error::{AclError, BadCall, FunctionNotPermitted, LacksCapability, On, Result, Unsupported};
-use crate::policy::categories::sql_value_function;
+use crate::policy::categories::{is_syntax, sql_value_function};
 use crate::policy::functions::{Admission, FnKey, FnKind, FunctionPolicy, VirtualFunction};
 use crate::policy::{norm, Caps, ObjKey, Policy, DEFAULT_SCHEMA};
 use crate::sqltext::{quoted, quoted_name};
@@ -21,16 +21,6 @@ use std::ops::ControlFlow;
 
 mod forms;
 use forms::{lateral_call, method_chain, syntax_call};
-
-/// Names DuckDB's parser or binder turns into syntax before any catalog lookup (COLUMNS(*),
-/// TRY, IFNULL, …). They are not functions: they stay unqualified (and unquoted, since a quoted
-/// name would reach the catalog) and their arguments are walked like any expression.
-const SYNTAX: [&str; 11] =
-    ["columns", "unpack", "coalesce", "grouping", "grouping_id", "try", "construct_array", "ifnull", "date", "unnest", "unlist"];
-
-fn is_syntax(name: &str) -> bool {
-    SYNTAX.iter().any(|s| s.eq_ignore_ascii_case(name))
-}
 
 /// One principal's view of the function policy, built once per batch.
 pub struct FnGate<'p> {

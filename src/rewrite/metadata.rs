@@ -184,7 +184,7 @@ pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decisi
         let inner = relation_query(view, kind, &mut decision.room)?;
         super::relations::map_supplied(decision, &inner);
         // `SELECT * FROM (<listing>) AS "__acl_p<j>"`: the listing is policy SQL (a region).
-        *stmt = Statement::Query(super::slices::region_subquery(decision, inner));
+        *stmt = Statement::Query(super::slices::listing_subquery(decision, inner));
         return Ok(());
     }
     let mut m = Meta { view, decision, trusted: Default::default() };
@@ -263,7 +263,7 @@ impl Meta<'_, '_> {
         let alias = alias.take().unwrap_or_else(|| alias_as(name));
         let subquery = relation_query(self.view, name, &mut self.decision.room)?;
         super::relations::map_supplied(self.decision, &subquery);
-        let subquery = super::slices::region_subquery(self.decision, subquery);
+        let subquery = super::slices::listing_subquery(self.decision, subquery);
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
         Ok(())
     }

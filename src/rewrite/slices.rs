@@ -11,7 +11,19 @@ use sqlparser::parser::Parser;
 /// `SELECT * FROM (<sql>) AS "__acl_p<j>"`, so DuckDB's parse shows where it starts and ends
 /// while the caller keeps its own alias on the outer derived table.
 pub(super) fn region_subquery(decision: &mut super::Decision, sql: Box<Query>) -> Box<Query> {
-    let j = decision.region(super::defence::Region::of(&*sql));
+    let region = super::defence::Region::of(&*sql);
+    wrapped(decision, sql, region)
+}
+
+/// A metadata listing as a region: the extension's own SQL (it calls `acl_meta`), which the second
+/// check does not judge as policy SQL.
+pub(super) fn listing_subquery(decision: &mut super::Decision, sql: Box<Query>) -> Box<Query> {
+    let region = super::defence::Region::of(&*sql).ours();
+    wrapped(decision, sql, region)
+}
+
+fn wrapped(decision: &mut super::Decision, sql: Box<Query>, region: super::defence::Region) -> Box<Query> {
+    let j = decision.region(region);
     static WRAPPER: std::sync::OnceLock<Query> = std::sync::OnceLock::new();
     let mut q = Box::new(template(&WRAPPER, "SELECT * FROM (SELECT 1) AS x").clone());
     if let sqlparser::ast::SetExpr::Select(s) = q.body.as_mut() {

@@ -135,6 +135,12 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::SetSources { sources, .. } => {
+            match sources.iter().find(|s| s.schema.as_deref().is_some_and(|schema| g.schema(&s.db, schema))) {
+                Some(s) => Err(g.refuse(&s.to_string())),
+                None => Ok(()),
+            }
+        }
         Command::Function(FnCommand::CreateVirtual { function, .. }) => g.function(&function.body),
         Command::Function(
             FnCommand::CreateCategory { .. }

@@ -47,7 +47,7 @@ impl Table {
 use Ty::{Bool, Int, Text};
 
 /// The schema version of this layout; a store of another one is refused by name.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// `<schema>.meta`: one row, the layout's version and the policy version (bumped by every
 /// committed batch; other writers and `acl_reload` compare it).
@@ -225,9 +225,19 @@ pub const ADMINS: Table = Table {
     about: "GRANT ADMIN: a role's administration scope, 'manage' or 'passthrough'",
 };
 
+/// `ALTER VIRTUAL CATALOG c SET SOURCES (…)` (schema version 3): where the catalog's managers'
+/// policy SQL may name physical objects; `schema`/`name` NULL: the whole database or schema.
+pub const CATALOG_SOURCES: Table = Table {
+    name: "catalog_sources",
+    columns: &[("catalog", Text), ("db", Text), ("schema", Text), ("name", Text)],
+    key: 4,
+    about: "physical databases, schemas and tables listed for a catalog's managers (SET SOURCES)",
+};
+
 /// Every policy table, in the order `rows` returns them (and deletes/inserts run).
-pub const TABLES: [&Table; 16] = [
+pub const TABLES: [&Table; 17] = [
     &CATALOGS,
+    &CATALOG_SOURCES,
     &OBJECTS,
     &SCHEMAS,
     &REFERENCES,

@@ -125,6 +125,18 @@ pub fn load(tables: &Tables, host: Arc<HostFunctions>, location: &str) -> Result
             return Err(rd.bad(format!("two records for catalog {name}")));
         }
     }
+    let rd = r(&layout::CATALOG_SOURCES);
+    for row in tables.of(&layout::CATALOG_SOURCES) {
+        let catalog = rd.text(row, 0)?;
+        let source = crate::policy::policy_sql::Source { db: rd.text(row, 1)?.to_string(), schema: rd.opt(row, 2), name: rd.opt(row, 3) };
+        if source.schema.is_none() && source.name.is_some() {
+            return Err(rd.bad(format!("a source of catalog {catalog} names a table without its schema")));
+        }
+        let cat = p.catalogs.get_mut(catalog).ok_or_else(|| rd.bad(format!("catalog {catalog} does not exist")))?;
+        if !cat.sources.insert(source) {
+            return Err(rd.bad(format!("two records for a source of catalog {catalog}")));
+        }
+    }
     let rd = r(&layout::OBJECTS);
     for row in tables.of(&layout::OBJECTS) {
         let (catalog, schema, name) = (rd.text(row, 0)?, rd.text(row, 1)?.to_string(), rd.text(row, 2)?.to_string());

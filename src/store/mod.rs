@@ -215,9 +215,27 @@ impl Store {
 
     fn load_in(&self, txn: &mut dyn Txn, host: &Arc<HostFunctions>) -> Result<Policy> {
         let tables = self.read_tables(txn)?;
-        let policy = load(&tables, host.clone(), &self.describe())?;
-        guard::check_policy(&self.location, &self.describe(), &policy)?;
+        let mut policy = load(&tables, host.clone(), &self.describe())?;
+        policy.home = self.home();
+        self.check_policy(&policy)?;
         Ok(policy)
+    }
+
+    /// What management would refuse of a whole policy, before it is written into the store or
+    /// read from it: the store's own tables as a source, and policy SQL (spec 007).
+    fn check_policy(&self, policy: &Policy) -> Result<()> {
+        guard::check_policy(&self.location, &self.describe(), policy)?;
+        let findings = crate::admin::policy_sql::findings(policy);
+        if !findings.is_empty() {
+            return Err(StoreError::PolicySql { location: self.describe(), findings }.into());
+        }
+        Ok(())
+    }
+
+    /// The store's own schema as DuckDB names it (none for a store outside DuckDB's catalogs).
+    pub fn home(&self) -> Option<crate::policy::policy_sql::Home> {
+        let db = self.location.catalog.clone()?;
+        Some(crate::policy::policy_sql::Home { db, schema: self.location.schema.clone() })
     }
 
     /// Comes into use: loads the store's policy; or, with `create` and no store at the location,
@@ -225,11 +243,15 @@ impl Store {
     pub fn open(&self, create: bool, memory: &Policy) -> Result<Opened> {
         let mut opened = None;
         self.backend.transaction(&mut |txn| {
+            self.upgrade(txn)?;
             opened = Some(match self.read_meta(txn, true)? {
                 Some(version) => Opened::Loaded { policy: self.load_in(txn, &memory.functions.host)?, version },
                 None if !create => return Err(StoreError::Missing { location: self.describe() }.into()),
                 None => {
-                    guard::check_policy(&self.location, &self.describe(), memory)?;
+                    let mut memory = memory.clone();
+                    memory.home = self.home();
+                    self.check_policy(&memory)?;
+                    let memory = &memory;
                     let sql = self.sql();
                     txn.execute(&sql.create_schema())?;
                     txn.execute(&sql.create_table(&layout::META))?;
@@ -246,6 +268,24 @@ impl Store {
             Ok(())
         })?;
         opened.ok_or_else(|| AclError::internal("the store's transaction did not run"))
+    }
+
+    /// A store of the layout before this one (schema version 2, which had no `catalog_sources`)
+    /// is brought to this one when a node opens it, in the transaction that opens it: nodes of
+    /// the older version then refuse it by its schema version, as they refuse any other.
+    fn upgrade(&self, txn: &mut dyn Txn) -> Result<()> {
+        let sql = self.sql();
+        if count(txn.query(&sql.meta_exists()).map_err(|e| self.unavailable(e))?) == 0 {
+            return Ok(());
+        }
+        let rows = txn.query(&sql.read_meta(true)).map_err(|e| self.unavailable(e))?;
+        if let [row] = rows.as_slice() {
+            if row.first().cloned().flatten().as_deref() == Some("2") {
+                txn.execute(&sql.create_table(&layout::CATALOG_SOURCES))?;
+                txn.execute(&sql.set_schema_version(2, SCHEMA_VERSION))?;
+            }
+        }
+        Ok(())
     }
 
     /// The store's policy and version, read again (`acl_reload()`).

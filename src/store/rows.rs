@@ -132,10 +132,14 @@ fn fn_name_cells(n: &FnName) -> [Option<String>; 3] {
 pub fn rows(policy: &Policy) -> Tables {
     let mut out = Tables::empty();
     // `version` counts publishes on this node; the store keeps its own (`meta`).
-    let Policy { version: _, catalogs, roles, issuers, claim_roles, functions } = policy;
+    // `home` is where this store is, not policy.
+    let Policy { version: _, catalogs, roles, issuers, claim_roles, functions, home: _ } = policy;
     for (name, cat) in catalogs {
-        let Catalog { comment, objects, schemas, expansions, references } = cat;
+        let Catalog { comment, objects, schemas, expansions, references, sources } = cat;
         out.push(&layout::CATALOGS, vec![t(name), comment.clone()]);
+        for crate::policy::policy_sql::Source { db, schema, name: object } in sources {
+            out.push(&layout::CATALOG_SOURCES, vec![t(name), t(db), schema.clone(), object.clone()]);
+        }
         for ((schema, oname), rel) in objects {
             let Relation { kind, comment, slice, declared } = rel;
             let [rls, columns] = slice_cells(slice);

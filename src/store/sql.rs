@@ -113,6 +113,10 @@ impl Sql<'_> {
     }
 
     /// Moves the policy version from `from` to `to`; changes no row if another writer moved it.
+    pub fn set_schema_version(&self, from: u64, to: u64) -> String {
+        format!("UPDATE {} SET {} = {to} WHERE {} = {from}", self.table(&META), ident("schema_version"), ident("schema_version"))
+    }
+
     pub fn bump_meta(&self, from: u64, to: u64) -> String {
         format!("UPDATE {} SET {} = {to} WHERE {} = {from}", self.table(&META), ident("policy_version"), ident("policy_version"))
     }

@@ -8,7 +8,7 @@ use crate::policy::categories::categorise;
 
 fn host() -> Arc<HostFunctions> {
     let r = crate::policy::categories::HostRow::builtin;
-    Arc::new(categorise(&[r("lower", "scalar"), r("upper", "scalar"), r("version", "scalar"), r("range", "table")]))
+    Arc::new(categorise(&[r("lower", "scalar"), r("upper", "scalar"), r("version", "scalar"), r("range", "table"), r("sum", "aggregate")]))
 }
 
 fn apply(p: &mut Policy, statements: &[&str]) {
@@ -28,6 +28,7 @@ fn fresh() -> Policy {
 const EVERYTHING: &[&str] = &[
     "CREATE VIRTUAL CATALOG sales COMMENT 'the sales data'",
     "CREATE VIRTUAL CATALOG bare",
+    "ALTER VIRTUAL CATALOG sales SET SOURCES (phys, lake.main, crm.s.people)",
     "CREATE VIRTUAL TABLE sales.orders AS phys.main.orders COMMENT 'orders'",
     "CREATE VIRTUAL TABLE sales.eu.masked AS phys.main.orders COLUMNS (id, who = customer, ssn = NULL) RLS (region = 'eu' AND tenant = acl_claim('tenant')) COMMENT 'masked'",
     "CREATE VIRTUAL TABLE sales.cols AS phys.main.orders COLUMNS (id)",
@@ -234,6 +235,8 @@ fn create_writes_the_memory_policy_and_a_second_node_loads_it() {
         Opened::Loaded { mut policy, version } => {
             assert_eq!(version, 1);
             policy.version = memory.version;
+            // A loaded policy knows where its store is (never a source); the memory's did not.
+            assert_eq!(policy.home.take(), s.home());
             assert_eq!(policy, memory);
         }
         other => panic!("{other:?}"),

@@ -13,7 +13,9 @@ pub mod spellings;
 pub use region::{alias as region_alias, index_of as region_index, Names, Region, ARGS};
 use super::Decision;
 use crate::error::{AclError, Result};
+use crate::policy::categories::never_callable;
 use crate::policy::functions::{FnKind, HostFunctions};
+use crate::policy::policy_sql::{call_in_region, table_anywhere, Home};
 use std::sync::Arc;
 
 /// What DuckDB's parse of one rewritten statement may name. Built once per rewrite (cached with
@@ -129,9 +131,17 @@ fn outside(found: &'static str) -> AclError {
 /// such a name must be a built-in there: otherwise DuckDB would fall back to reading
 /// `system.main.f()` as a method call `f(system.main)` and look `f` up through the search path,
 /// where only a macro could answer.
+///
+/// Inside a region of policy SQL (`Region::authored`) the policy-SQL rules apply besides
+/// (`policy::policy_sql`, spec 007): no call of the never set, a listing, a fact about the node or
+/// a knob, under any spelling DuckDB's parse holds; no table in `temp`, `system`, of ours or of
+/// the policy store (`home`) — whatever the region's SQL says, so a piece of policy SQL that
+/// got past the checks when it was written or loaded is still refused when used. Outside every
+/// region no call of the never set passes but the view guard the rules emit.
 pub fn check<'a, P: AsRef<[&'a str]>>(
     allowed: &Allowed,
     host: &HostFunctions,
+    home: Option<&Home>,
     parsed: impl IntoIterator<Item = (RefKind, u32, P)>,
 ) -> Result<()> {
     let parsed: Vec<(RefKind, u32, P)> = parsed.into_iter().collect();
@@ -152,6 +162,7 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
             None => &allowed.outside,
             Some(j) => &allowed.regions[j].names,
         };
+        let authored = here.is_some_and(|j| allowed.regions[j].authored);
         let ok = match k {
             RefKind::Statement => {
                 saw_statement = true;
@@ -174,7 +185,9 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
             },
             RefKind::Table => match path {
                 [cte] => names.ctes.iter().any(|c| same(c, cte)),
-                [db, schema, name] => allowed_table(names, db, schema, name),
+                [db, schema, name] => {
+                    allowed_table(names, db, schema, name) && (!authored || table_anywhere(db, schema, name, home).is_ok())
+                }
                 _ => false,
             },
             RefKind::InsertTarget => {
@@ -182,9 +195,13 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
             }
             RefKind::CteDef => matches!(path, [c] if names.ctes.iter().any(|a| same(a, c))),
             RefKind::Function | RefKind::Operator => {
-                allowed_function(host, names, path) && builtin_if_bare(host, path, &table_fns)
+                allowed_function(host, names, path)
+                    && builtin_if_bare(host, path, &table_fns)
+                    && policy_call(host, here.is_some(), authored, path)
             }
-            RefKind::TableFunction => names.table_functions.iter().any(|f| same_path(f, path)),
+            RefKind::TableFunction => {
+                names.table_functions.iter().any(|f| same_path(f, path)) && policy_call(host, here.is_some(), authored, path)
+            }
             RefKind::Other => false,
         };
         if !ok {
@@ -270,6 +287,29 @@ fn allowed_function(host: &HostFunctions, names: &Names, path: &[&str]) -> bool 
         alias.push(written);
         listed(&alias)
     })
+}
+
+/// The policy-SQL rules for a call: inside policy SQL those of `policy_sql::call_in_region` (the
+/// leak-proof probe the slices put there is ours, spec 002); outside every region, nothing of the
+/// never set but the view guard; inside a listing of ours, what its SQL names.
+fn policy_call(host: &HostFunctions, in_region: bool, authored: bool, path: &[&str]) -> bool {
+    match (in_region, authored) {
+        (true, true) => call_in_region(host, path) || probe(path),
+        (true, false) => true,
+        (false, _) => {
+            !path.last().is_some_and(|n| never_callable(n)) || same_path_str(path, &super::views::GUARD_FN)
+        }
+    }
+}
+
+/// `"system".main.acl_leakproof[_strict](…)`: the typed guard's probes inside a slice.
+fn probe(path: &[&str]) -> bool {
+    matches!(path, [db, schema, n] if same(db, "system") && same(schema, "main")
+        && crate::authz::slices::PROBE_FNS.iter().any(|p| same(p, n)))
+}
+
+fn same_path_str(a: &[&str], b: &[&str]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
 }
 
 /// Names the binder resolves by name before any catalog lookup; the shim leaves them unqualified.

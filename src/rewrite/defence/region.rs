@@ -53,6 +53,10 @@ pub struct Region {
     pub names: Names,
     /// `(identifier, count)`, ASCII-lower-case and sorted by identifier.
     pub columns: Vec<(String, u32)>,
+    /// SQL an administrator wrote (a slice, a view, a function body): the second check applies
+    /// the policy-SQL rules inside it too (spec 007, "Policy SQL is input"). False only for the
+    /// extension's own listings, which call `acl_meta`.
+    pub authored: bool,
 }
 
 impl Region {
@@ -73,7 +77,12 @@ impl Region {
                 _ => counted.push((c, 1)),
             }
         }
-        Region { names: r.names, columns: counted }
+        Region { names: r.names, columns: counted, authored: true }
+    }
+
+    /// A region of the extension's own SQL (a metadata listing), not policy SQL.
+    pub fn ours(self) -> Region {
+        Region { authored: false, ..self }
     }
 
     /// The position of identifier `name` in `columns` (case-insensitive).

@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::policy_sql::Home;
 use crate::policy::PhysName;
 
 fn phys(t: &str) -> PhysName {
@@ -52,12 +53,13 @@ fn host() -> HostFunctions {
         r("upper", "scalar"),
         r("unnest", "table"),
         r("read_csv", "table"),
+        r("duckdb_tables", "table"),
     ])
     .with_spellings(super::spellings::duckdb_v2_for_tests())
 }
 
 fn run(a: &Allowed, parsed: &Parsed) -> Result<()> {
-    check(a, &host(), parsed.iter().map(|(k, r, p)| (*k, *r, p.as_slice())))
+    check(a, &host(), None, parsed.iter().map(|(k, r, p)| (*k, *r, p.as_slice())))
 }
 
 #[test]
@@ -219,3 +221,61 @@ fn every_region_must_appear() {
     let e = run(&with_region(), &parsed).unwrap_err();
     assert_eq!(e, AclError::SecondCheck { found: "policy SQL missing" });
 }
+
+/// Policy SQL that names what policy SQL may not (written before the rule, or by a direct edit of
+/// the store), as `Region::of` reads it, and DuckDB's parse of it inside region 1.
+fn forbidden_region(sql: &str, parsed: Parsed, home: Option<&Home>) -> Result<()> {
+    let q = sqlparser::parser::Parser::new(&sqlparser::dialect::DuckDbDialect {}).try_with_sql(sql).and_then(|mut p| p.parse_query()).unwrap();
+    let a = Allowed { regions: vec![Arc::new(Region::of(&*q))], ..allowed() };
+    let mut all: Parsed = vec![(RefKind::Statement, 0, vec!["SELECT"]), (RefKind::Region, 0, vec!["__acl_p0"])];
+    all.extend(parsed);
+    check(&a, &host(), home, all.iter().map(|(k, r, p)| (*k, *r, p.as_slice())))
+}
+
+#[test]
+fn inside_policy_sql_the_never_set_listings_and_reserved_sources_are_refused_whatever_it_names() {
+    let refused = |sql: &str, item: (RefKind, u32, Vec<&'static str>), home: Option<&Home>, what: &'static str| {
+        let e = forbidden_region(sql, vec![item], home).unwrap_err();
+        assert_eq!(e, AclError::SecondCheck { found: what }, "{sql}");
+    };
+    let f = RefKind::Function;
+    let tf = RefKind::TableFunction;
+    refused("SELECT * FROM acl_exec('x')", (f, 1, vec!["acl_exec"]), None, "a function");
+    refused("SELECT * FROM acl_exec('x')", (tf, 1, vec!["acl_exec"]), None, "a function");
+    refused("SELECT * FROM system.main.acl_exec_as('r', 'x', 'y')", (tf, 1, vec!["system", "main", "acl_exec_as"]), None, "a function");
+    refused("SELECT * FROM query_table('t')", (tf, 1, vec!["query_table"]), None, "a function");
+    refused("SELECT * FROM duckdb_tables()", (tf, 1, vec!["duckdb_tables"]), None, "a function");
+    refused("SELECT * FROM temp.main.t", (RefKind::Table, 1, vec!["temp", "main", "t"]), None, "a table");
+    refused("SELECT * FROM system.main.duckdb_tables", (RefKind::Table, 1, vec!["system", "main", "duckdb_tables"]), None, "a table");
+    let home = Home { db: "aclcat".into(), schema: "acl".into() };
+    refused("SELECT * FROM aclcat.acl.issuers", (RefKind::Table, 1, vec!["aclcat", "acl", "issuers"]), Some(&home), "a table");
+    // Ordinary policy SQL still passes, as does the typed guard's probe the slices put there.
+    forbidden_region("SELECT * FROM aclcat.other.t", vec![(RefKind::Table, 1, vec!["aclcat", "other", "t"])], Some(&home)).unwrap();
+    let probe = "SELECT CASE WHEN \"system\".main.acl_leakproof('k', 'i', x) THEN 1 END FROM phys.main.t";
+    forbidden_region(probe, vec![(f, 1, vec!["system", "main", "acl_leakproof"])], None).unwrap();
+}
+
+#[test]
+fn a_listing_of_ours_calls_acl_meta_and_nothing_of_the_never_set_passes_outside_but_the_view_guard() {
+    let sql = "SELECT * FROM \"system\".main.acl_meta('tables', '{}')";
+    let q = sqlparser::parser::Parser::new(&sqlparser::dialect::DuckDbDialect {}).try_with_sql(sql).and_then(|mut p| p.parse_query()).unwrap();
+    let listing = Allowed { regions: vec![Arc::new(Region::of(&*q).ours())], ..allowed() };
+    let parsed: Parsed = vec![
+        (RefKind::Statement, 0, vec!["SELECT"]),
+        (RefKind::Region, 0, vec!["__acl_p0"]),
+        (RefKind::TableFunction, 1, vec!["system", "main", "acl_meta"]),
+        (RefKind::Function, 1, vec!["system", "main", "acl_meta"]),
+    ];
+    run(&listing, &parsed).unwrap();
+    // Outside every region, even a name the allowed set lists (a rule's mistake) is refused…
+    let mut a = allowed();
+    a.outside.table_functions.push(s(&["system", "main", "acl_exec"]));
+    let parsed: Parsed = vec![(RefKind::Statement, 0, vec!["SELECT"]), (RefKind::TableFunction, 0, vec!["system", "main", "acl_exec"])];
+    assert_eq!(run(&a, &parsed).unwrap_err(), AclError::SecondCheck { found: "a function" });
+    // … but the guard the rules put before a principal's view.
+    a.outside.table_functions.push(s(&crate::rewrite::views::GUARD_FN));
+    let parsed: Parsed = vec![(RefKind::Statement, 0, vec!["SELECT"]), (RefKind::TableFunction, 0, GUARD_FN_PATH.to_vec())];
+    run(&a, &parsed).unwrap();
+}
+
+const GUARD_FN_PATH: [&str; 3] = ["system", "main", "acl_view_guard"];
