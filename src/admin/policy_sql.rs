@@ -51,7 +51,8 @@ pub fn check_policy(policy: &Policy) -> Result<()> {
 pub fn findings(policy: &Policy) -> Vec<String> {
     let mut out = Vec::new();
     let _ = walk_pieces(policy, None, &|_| Author::Operator, &mut |e| {
-        out.push(e.to_string());
+        let e = e.to_string();
+        out.push(e.strip_prefix("acl: ").map_or(e.clone(), str::to_string));
         Ok(())
     });
     out

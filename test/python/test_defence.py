@@ -41,6 +41,12 @@ con.execute(
     " CREATE VIRTUAL TABLE FUNCTION sales.pick(n INTEGER) AS SELECT id FROM phys.main.orders_tbl WHERE id = acl_arg(1);"
     " CREATE VIRTUAL SCALAR sales.shout(s VARCHAR) AS upper(acl_arg(1))"
 ).fetchall()
+if len(sys.argv) > 3:  # policy SQL written first (under a fault: unjudged, as a store edited by hand)
+    try:
+        con.execute(sys.argv[3]).fetchall()
+    except duckdb.Error as e:
+        print(json.dumps([{"setup_error": str(e)}] * 2))
+        sys.exit(0)
 results = []
 for _ in range(2):  # the second time from the batch cache (and a kept parse, if one was kept)
     try:
@@ -64,16 +70,17 @@ IN_PLACE_SCALAR = "ACL ROLE \"analyst\" SELECT shout(lower('a'))"
 CAUGHT = "acl: internal error: the second check found"
 
 
-def run(ext, fault, sql):
+def run(ext, fault, sql, setup=None, same=True):
     env = dict(os.environ)
     env.pop("ACL_TEST_FAULT", None)
     if fault:
         env["ACL_TEST_FAULT"] = fault
-    out = subprocess.run([sys.executable, "-c", SCRIPT, ext, sql], env=env, capture_output=True, text=True, timeout=120)
+    args = [sys.executable, "-c", SCRIPT, ext, sql] + ([setup] if setup else [])
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     first, again = json.loads(out.stdout.strip().splitlines()[-1])
     # A repeated statement is decided the same way: a failed check keeps no parse to reuse.
-    assert again == first, (first, again)
+    assert again == first or not same, (first, again)
     return first
 
 
@@ -153,6 +160,47 @@ def a_call_in_a_virtual_scalars_argument_is_not_taken_for_the_bodys(_):
 @test
 def without_the_check_the_macro_captures_the_argument(_):
     assert run(faults_ext(), "unqualified_functions,no_defence", IN_PLACE_SCALAR) == {"rows": [["PWNED"]]}
+
+
+# Policy SQL that management would refuse (issue 31, findings 1-3), put in place under the
+# `unchecked_policy_sql` fault as a hand-edited store or a policy written before the rule would be:
+# the second check applies the policy-SQL rules inside its region, whatever the region's SQL says.
+ESCALATE = "ACL ADMIN CREATE VIRTUAL VIEW sales.esc AS SELECT * FROM acl_exec('GRANT ADMIN passthrough TO ROLE analyst')"
+LISTING = "ACL ADMIN CREATE VIRTUAL VIEW sales.lst AS SELECT table_name FROM duckdb_tables()"
+SYSTEM_VIEW = "ACL ADMIN CREATE VIRTUAL VIEW sales.sys AS SELECT count(*) AS n FROM system.main.duckdb_tables"
+
+
+@test
+def policy_sql_that_calls_the_never_set_is_caught_when_used(_):
+    assert_caught(run(faults_ext(), "unchecked_policy_sql", 'ACL ROLE "analyst" SELECT * FROM esc', ESCALATE), "a function")
+
+
+@test
+def without_the_check_that_view_grants_its_reader_passthrough(_):
+    # proves the fault is real: reading the view runs the management statement
+    # (the second read grants it again: "(replaced)")
+    got = run(faults_ext(), "unchecked_policy_sql,no_defence", 'ACL ROLE "analyst" SELECT * FROM esc', ESCALATE, same=False)
+    assert got == {"rows": [["GRANT ADMIN passthrough TO ROLE analyst"]]}, got
+
+
+@test
+def a_listing_in_policy_sql_is_caught_when_used(_):
+    assert_caught(run(faults_ext(), "unchecked_policy_sql", 'ACL ROLE "analyst" SELECT * FROM lst', LISTING), "a function")
+    got = run(faults_ext(), "unchecked_policy_sql,no_defence", 'ACL ROLE "analyst" SELECT * FROM lst ORDER BY 1', LISTING)
+    assert ["orders_tbl"] in got["rows"], got
+
+
+@test
+def a_system_table_in_policy_sql_is_caught_when_used(_):
+    # the parse-time source rule stops it even under the fault; the second check would too
+    got = run(faults_ext(), "unchecked_policy_sql", 'ACL ROLE "analyst" SELECT * FROM sys', SYSTEM_VIEW)
+    assert "may not be a physical source" in got["setup_error"], got
+
+
+@test
+def a_release_build_judges_policy_sql_when_written(_):
+    got = run(harness.EXT, "unchecked_policy_sql", 'ACL ROLE "analyst" SELECT * FROM esc', ESCALATE)
+    assert "acl: the query of virtual view sales.esc may not call acl_exec: it is never callable" in got["setup_error"], got
 
 
 NOT_FOUND = 'Referenced column "id" was not found'
