@@ -19,6 +19,9 @@ pub struct Faults {
     /// A virtual function's arguments are substituted in place inside its body (the behaviour
     /// before issue 10: the principal's names bind against the body's tables).
     pub vfn_args_in_place: bool,
+    /// Every read of a `KEYS FROM` file sleeps 3 s first (longer than a publish waits): a file
+    /// system that is slow to answer (test_keys.py).
+    pub slow_keys_file: bool,
 }
 
 impl Faults {
@@ -32,6 +35,7 @@ impl Faults {
             no_defence: on("no_defence"),
             vfn_args_unresolved: on("vfn_args_unresolved"),
             vfn_args_in_place: on("vfn_args_in_place"),
+            slow_keys_file: on("slow_keys_file"),
         }
     }
 
