@@ -22,6 +22,9 @@ pub struct Faults {
     /// Management does not judge the policy SQL a batch brings (spec 007, "Policy SQL is input"):
     /// what it writes reaches the statement path as a store edited by hand would.
     pub unchecked_policy_sql: bool,
+    /// Every read of a `KEYS FROM` file sleeps 3 s first (longer than a publish waits): a file
+    /// system that is slow to answer (test_keys.py).
+    pub slow_keys_file: bool,
 }
 
 impl Faults {
@@ -36,6 +39,7 @@ impl Faults {
             vfn_args_unresolved: on("vfn_args_unresolved"),
             vfn_args_in_place: on("vfn_args_in_place"),
             unchecked_policy_sql: on("unchecked_policy_sql"),
+            slow_keys_file: on("slow_keys_file"),
         }
     }
 

@@ -94,10 +94,7 @@ impl<'a> P<'a> {
             }
             return Ok(Some(IssuerSet::Keys(if self.kw(Keyword::FROM) {
                 let path = self.string("a file path after KEYS FROM")?;
-                let lower = path.trim_start().to_ascii_lowercase();
-                if lower.starts_with("http://") || lower.starts_with("https://") {
-                    return Err(Invalid::Rule("KEYS FROM a URL is not supported offline; pass the JWKS inline").into());
-                }
+                check_keys_path(&path)?;
                 KeySource::File(path)
             } else {
                 KeySource::Inline(self.string("the keys as a string after KEYS")?)
@@ -234,13 +231,21 @@ impl<'a> P<'a> {
 
 }
 
+/// `KEYS FROM` takes a file path; a URL is refused (nothing is fetched over the network).
+fn check_keys_path(path: &str) -> Result<()> {
+    let lower = path.trim_start().to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Err(Invalid::Rule("KEYS FROM a URL is not supported offline; pass the JWKS inline").into());
+    }
+    Ok(())
+}
+
 /// The issuer as the policy stores it, with its keys checked: an issuer that cannot verify
-/// anything is refused here rather than failing every token later.
+/// anything is refused here rather than failing every token later. A `KEYS FROM` file is read
+/// and checked now, and its text is not kept: the node reads the file whenever a policy is
+/// published (`auth::KeyFiles`), so no copy of keys the identity provider has since rotated out
+/// can come back from the policy or the store.
 fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
-    let (keys, keys_file) = match &spec.keys {
-        KeySource::Inline(k) => (k.clone(), None),
-        KeySource::File(path) => (read_keys_file(path)?, Some(path.clone())),
-    };
     let algs = spec
         .algs
         .iter()
@@ -248,6 +253,10 @@ fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
             crate::auth::keys::parse_alg(a).map(|a| crate::auth::keys::alg_name(a).to_string())
         })
         .collect::<Result<Vec<_>>>()?;
+    let (keys, keys_file, read) = match &spec.keys {
+        KeySource::Inline(k) => (k.clone(), None, None),
+        KeySource::File(path) => (String::new(), Some(path.clone()), Some(read_keys_file(path)?)),
+    };
     let issuer = Issuer {
         iss: spec.iss.clone(),
         keys,
@@ -261,11 +270,55 @@ fn build_issuer(spec: &IssuerSpec) -> Result<Issuer> {
         keys_file,
         unmapped: spec.unmapped,
     };
-    crate::auth::IssuerKeys::parse(&issuer).map_err(|e| match e {
-        AclError::Invalid(m) => Invalid::Issuer { iss: spec.iss.clone(), problem: Box::new(m) }.into(),
+    check_issuer(&issuer, read.as_deref())?;
+    Ok(issuer)
+}
+
+/// Every check management makes of an issuer, made of an issuer the policy or the store holds
+/// (`store::load` calls it for each `issuers` row, so a hand-edited row passes only what
+/// `CREATE ISSUER` would have written). `file_keys`: the text of its keys file, when it was read
+/// (at CREATE/ALTER); at load the file is read afterwards, off this path, and what it holds is
+/// judged then (its tokens refused while it holds nothing usable, spec 003).
+pub fn check_issuer(issuer: &Issuer, file_keys: Option<&str>) -> Result<()> {
+    if issuer.iss.is_empty() {
+        return Err(Invalid::Rule("the issuer must not be empty").into());
+    }
+    if let Some(path) = &issuer.keys_file {
+        check_keys_path(path)?;
+    }
+    for a in &issuer.algs {
+        // As `build_issuer` stores them: known names, upper-case.
+        let alg = crate::auth::keys::parse_alg(a)?;
+        if crate::auth::keys::alg_name(alg) != a {
+            return Err(Invalid::Rule("ALGS are stored by their upper-case names").into());
+        }
+    }
+    for path in std::iter::once(&issuer.role_claim).chain(issuer.claim_map.iter().map(|(p, _)| p)) {
+        if path.split('.').any(str::is_empty) {
+            return Err(Invalid::ClaimPath { path: path.clone() }.into());
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for (_, name) in &issuer.claim_map {
+        // `CLAIM MAP (… => name)` stores an identifier, lower-cased, each at most once.
+        if name.is_empty() || crate::policy::norm(name) != *name {
+            return Err(Invalid::Rule("a CLAIM MAP name is a lower-case identifier").into());
+        }
+        if !names.insert(name.as_str()) {
+            return Err(Duplicate::ClaimMapped(name.clone()).into());
+        }
+    }
+    let keys = match (&issuer.keys_file, file_keys) {
+        (None, _) => issuer.clone(),
+        (Some(_), Some(text)) => Issuer { keys: text.to_string(), ..issuer.clone() },
+        // The ALGS were checked above; the keys are the file's, judged when it is read.
+        (Some(_), None) => return Ok(()),
+    };
+    crate::auth::IssuerKeys::parse(&keys).map_err(|e| match e {
+        AclError::Invalid(m) => Invalid::Issuer { iss: issuer.iss.clone(), problem: Box::new(m) }.into(),
         other => other,
     })?;
-    Ok(issuer)
+    Ok(())
 }
 
 fn read_keys_file(path: &str) -> Result<String> {

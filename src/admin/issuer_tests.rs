@@ -296,7 +296,9 @@ fn keys_from_a_file() {
         &mut p,
         &format!("CREATE ISSUER '{ISS}' KEYS FROM '{}'", path.display()),
     );
-    assert_eq!(p.issuers[ISS].keys, RSA_PUBLIC);
+    // read and checked now, and not kept: the node reads the file whenever it publishes
+    assert_eq!(p.issuers[ISS].keys, "");
+    assert_eq!(p.issuers[ISS].keys_file.as_deref(), Some(path.to_str().unwrap()));
     let e = invalid(
         &mut p,
         &format!(
@@ -312,7 +314,7 @@ fn keys_from_a_file() {
         &mut p,
         &format!("CREATE ISSUER 'b' KEYS FROM '{}'", dir.display())
     )
-    .contains("not a file"));
+    .contains("not a regular file"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -33,7 +33,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 pub use alter::resolve;
 pub use apply::apply;
-pub use issuer::{IssuerSpec, KeySource};
+pub use issuer::{check_issuer as check_stored_issuer, IssuerSpec, KeySource};
 pub use parse::parse;
 pub use slice::check_stored as check_stored_slice;
 

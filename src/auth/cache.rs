@@ -28,7 +28,8 @@ pub struct TokenCache {
     /// The policy version the entries belong to; a different one empties the cache, so any
     /// policy change (a dropped issuer, an unmapped claim, a dropped role) acts at once.
     version: AtomicU64,
-    /// Keys read `KEYS FROM` a file since the policy's (re-read on `acl_jwks_refresh_interval`).
+    /// Keys read `KEYS FROM` a file (read at every publish, `KeyFiles::publish`, and again on
+    /// `acl_jwks_refresh_interval`).
     pub files: KeyFiles,
 }
 
@@ -72,9 +73,11 @@ impl TokenCache {
         skew_secs: u64,
         times: KeyTimes,
     ) -> Result<(Principal, i64)> {
+        // The keys files' entries are kept by the publish (`KeyFiles::publish`), not here: a
+        // statement of the policy before would drop a new issuer's entry, whose tokens would
+        // then wait for a read again.
         if self.version.swap(policy.version, Ordering::AcqRel) != policy.version {
             self.entries.clear();
-            self.files.retain(|iss| policy.issuers.contains_key(iss));
         }
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let skew = i64::try_from(skew_secs).unwrap_or(i64::MAX);
@@ -112,9 +115,9 @@ impl TokenCache {
         let Some(generation) = e.generation else { return Ok(true) };
         let Some(issuer) = policy.issuers.get(&e.iss) else { return Ok(false) };
         let Some(path) = &issuer.keys_file else { return Ok(false) };
-        match self.files.current(issuer, path, now, times) {
-            Some(c) => Ok(c.generation == generation),
-            None => Err(crate::error::AclError::token(crate::error::TokenReason::KeysStale)),
+        match self.files.current(issuer, path, policy.version, now, times) {
+            Ok(c) => Ok(c.generation == generation),
+            Err(reason) => Err(crate::error::AclError::token(reason)),
         }
     }
 

@@ -34,12 +34,14 @@ impl Drop for TempFile {
     }
 }
 
+/// One issuer reading `file`. Its `keys` hold a secret the file does not (what an older node left
+/// in the store): they must never verify anything.
 fn policy(file: &TempFile) -> Policy {
     let mut p = Policy::default();
     p.roles.insert("analyst".into(), Default::default());
     let issuer = Issuer {
         iss: ISS.into(),
-        keys: format!("hmac:{A}"),
+        keys: format!("hmac:{STORED}"),
         role_claim: DEFAULT_ROLE_CLAIM.into(),
         keys_file: Some(file.path()),
         ..Issuer::default()
@@ -47,6 +49,10 @@ fn policy(file: &TempFile) -> Policy {
     p.issuers.insert(ISS.into(), issuer);
     p
 }
+
+const STORED: &str = "a-secret-an-old-store-row-still-holds";
+const NO_WAIT: std::time::Duration = std::time::Duration::ZERO;
+const WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn token(secret: &str, sub: &str) -> String {
     let claims = json!({"iss": ISS, "sub": sub, "exp": NOW + 3600, "roles": "analyst"});
@@ -61,11 +67,17 @@ fn at(cache: &TokenCache, p: &Policy, t: &str, now: i64) -> std::result::Result<
     }
 }
 
+/// `cache`'s node publishes `p` at `now` and waits for the reads.
+fn publish(cache: &TokenCache, p: &Policy, now: i64) {
+    cache.files.publish(p, now, WAIT);
+}
+
 #[test]
 fn a_rotated_keys_file_is_read_on_the_interval() {
     let file = TempFile::new(&format!("hmac:{A}"));
     let p = policy(&file);
     let cache = TokenCache::new();
+    publish(&cache, &p, NOW);
     let (old, new) = (token(A, "old"), token(B, "new"));
     assert!(at(&cache, &p, &old, NOW).is_ok());
     file.write(&format!("hmac:{B}"));
@@ -79,11 +91,14 @@ fn a_rotated_keys_file_is_read_on_the_interval() {
     // verified again (a cached one included) and fails
     assert!(at(&cache, &p, &new, NOW + 10).is_ok());
     assert_eq!(at(&cache, &p, &old, NOW + 11), Err(TokenReason::BadSignature));
-    // interval 0: never read again
+    // interval 0: never read again on the statement path
     let never = KeyTimes { refresh_secs: 0, max_stale_secs: 0 };
     let fresh = TokenCache::new();
+    publish(&fresh, &p, NOW + 1000);
     file.write(&format!("hmac:{A}"));
-    assert!(fresh.principal(&p, &old, NOW + 1000, 0, never).is_ok());
+    assert!(fresh.principal(&p, &new, NOW + 2000, 0, never).is_ok());
+    fresh.files.settle();
+    assert!(fresh.principal(&p, &new, NOW + 2001, 0, never).is_ok());
 }
 
 #[test]
@@ -91,11 +106,11 @@ fn an_unreadable_file_keeps_the_last_keys_for_max_stale_then_refuses() {
     let file = TempFile::new(&format!("hmac:{A}"));
     let p = policy(&file);
     let cache = TokenCache::new();
+    publish(&cache, &p, NOW);
     let t = token(A, "alice");
     assert!(at(&cache, &p, &t, NOW).is_ok());
     std::fs::remove_file(&file.0).unwrap();
-    // read fails at NOW + 10; the last good read was at NOW (the issuer's own keys): valid
-    // until NOW + 30
+    // read fails at NOW + 10; the last good read was at NOW (the publish's): valid until NOW + 30
     assert!(at(&cache, &p, &t, NOW + 10).is_ok());
     cache.files.settle();
     assert!(at(&cache, &p, &t, NOW + 30).is_ok());
@@ -121,35 +136,35 @@ fn a_statement_never_waits_for_another_reading_the_file() {
     let p = policy(&file);
     let files = KeyFiles::default();
     let issuer = &p.issuers[ISS];
-    let first = files.current(issuer, &file.path(), NOW, TIMES).unwrap();
+    files.publish(&p, NOW, WAIT);
+    let first = files.current(issuer, &file.path(), 0, NOW, TIMES).unwrap();
     file.write(&format!("hmac:{B}"));
     // many threads find the refresh due at once: one reads, none blocks, all get keys
     std::thread::scope(|s| {
         for _ in 0..8 {
-            s.spawn(|| assert!(files.current(issuer, &file.path(), NOW + 10, TIMES).is_some()));
+            s.spawn(|| assert!(files.current(issuer, &file.path(), 0, NOW + 10, TIMES).is_ok()));
         }
     });
     files.settle();
-    let after = files.current(issuer, &file.path(), NOW + 11, TIMES).unwrap();
+    let after = files.current(issuer, &file.path(), 0, NOW + 11, TIMES).unwrap();
     assert_ne!(first.generation, after.generation);
-    // another path or other stored keys (CREATE OR REPLACE ISSUER) start over from the policy's
-    let mut replaced = issuer.clone();
-    replaced.keys = format!("hmac:{B}");
-    let restarted = files.current(&replaced, &file.path(), NOW + 12, TIMES).unwrap();
-    assert_ne!(restarted.generation, after.generation);
 }
 
 /// The file's text is parsed with the issuer's ALGS as the policy holds them now: an ALTER ISSUER
-/// SET ALGS that leaves the keys as they are still starts over.
+/// SET ALGS that leaves the path as it is starts over, with no keys until the file is read again.
 #[test]
 fn other_algs_start_over() {
     let file = TempFile::new(&format!("hmac:{A}"));
     let mut p = policy(&file);
     let cache = TokenCache::new();
+    publish(&cache, &p, NOW);
     let t = token(A, "alice");
     assert!(at(&cache, &p, &t, NOW).is_ok());
     p.issuers.get_mut(ISS).unwrap().algs = vec!["HS384".into()];
     p.version += 1;
+    // a statement that meets the new issuer before the publish read its file
+    assert_eq!(at(&cache, &p, &t, NOW + 1), Err(TokenReason::KeysNotRead));
+    publish(&cache, &p, NOW + 1);
     assert_eq!(at(&cache, &p, &t, NOW + 1), Err(TokenReason::AlgorithmNotAllowed));
 }
 
@@ -161,18 +176,22 @@ fn one_read_in_flight_per_issuer() {
     let p = policy(&file);
     let files = KeyFiles::default();
     let issuer = &p.issuers[ISS];
-    let first = files.current(issuer, &file.path(), NOW, TIMES).unwrap();
+    files.publish(&p, NOW, WAIT);
+    let first = files.current(issuer, &file.path(), 0, NOW, TIMES).unwrap();
     file.write(&format!("hmac:{B}"));
     for now in [NOW + 10, NOW + 10, NOW + 11] {
         // the first starts the read; the others find it done or in flight and start none
-        let _ = files.current(issuer, &file.path(), now, TIMES).unwrap();
+        let _ = files.current(issuer, &file.path(), 0, now, TIMES).unwrap();
     }
     files.settle();
-    let read = files.current(issuer, &file.path(), NOW + 12, TIMES).unwrap();
+    let read = files.current(issuer, &file.path(), 0, NOW + 12, TIMES).unwrap();
     assert_ne!(read.generation, first.generation);
     file.write(&format!("hmac:{A}"));
     // not due again before NOW + 20: the file's change is not seen yet
-    let _ = files.current(issuer, &file.path(), NOW + 19, TIMES).unwrap();
+    let _ = files.current(issuer, &file.path(), 0, NOW + 19, TIMES).unwrap();
     files.settle();
-    assert_eq!(files.current(issuer, &file.path(), NOW + 19, TIMES).unwrap().generation, read.generation);
+    assert_eq!(files.current(issuer, &file.path(), 0, NOW + 19, TIMES).unwrap().generation, read.generation);
 }
+
+#[path = "files_load_tests.rs"]
+mod load;

@@ -12,8 +12,15 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 pub const HMAC_PREFIX: &str = "hmac:";
 /// RFC 7518 §3.2: an HMAC key at least as long as the hash output (HS256: 32 bytes).
 const MIN_HMAC_BYTES: usize = 32;
-/// RSA moduli shorter than this are refused (NIST SP 800-131A).
-const MIN_RSA_BYTES: usize = 256;
+/// RSA moduli of fewer bits are refused (NIST SP 800-131A). The bits of the modulus are
+/// counted, not the characters of its encoding: a JWK `n` (or a DER integer) may carry leading
+/// zero bytes, which make the text longer and the key no stronger (issue 31, finding 9).
+const MIN_RSA_BITS: usize = 2048;
+/// The largest modulus the verifier takes (`rsa::RsaPublicKey::MAX_SIZE`): a longer one would be
+/// accepted here and then fail every token.
+const MAX_RSA_BITS: usize = 8192;
+/// The public exponents the verifier takes (`rsa::RsaPublicKey`: odd, 3 ..= 2^33 - 1).
+const MAX_RSA_EXPONENT: u64 = (1 << 33) - 1;
 
 /// Every algorithm we verify, by the upper-case name `ALGS` stores.
 const ALGORITHMS: [(&str, Algorithm); 12] = [
@@ -54,6 +61,17 @@ pub fn alg_name(alg: Algorithm) -> &'static str {
         .iter()
         .find(|(_, a)| *a == alg)
         .map_or("?", |(n, _)| n)
+}
+
+/// What kind of keys `text` holds, as `acl_issuers().key_kind` shows it (no key material).
+pub fn kind_of(text: &str) -> &'static str {
+    if text.starts_with(HMAC_PREFIX) {
+        "hmac"
+    } else if text.trim_start().starts_with('{') {
+        "jwks"
+    } else {
+        "pem"
+    }
 }
 
 /// One verification key and the algorithms it may verify (never empty after `parse`, except
@@ -130,8 +148,16 @@ impl IssuerKeys {
     }
 }
 
+/// The length of an HMAC key as HMAC uses it: a key shorter than the hash's block (64 or 128
+/// bytes) is padded with zero bytes, so trailing zero bytes add nothing — `k` and `k` followed by
+/// zeros are the same key. They are not counted (a key that happens to end in a zero byte is
+/// measured one byte short: one random key in 256, which the operator can draw again).
+fn hmac_strength(key: &[u8]) -> usize {
+    key.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1)
+}
+
 fn hmac_key(secret: &str) -> Result<VerifyKey> {
-    if secret.len() < MIN_HMAC_BYTES {
+    if hmac_strength(secret.as_bytes()) < MIN_HMAC_BYTES {
         return Err(KeyProblem::ShortSecret { min: MIN_HMAC_BYTES }.into());
     }
     let key = DecodingKey::from_secret(secret.as_bytes())
@@ -215,13 +241,8 @@ fn jwk_key(jwk: &Jwk, what: &str) -> Result<Option<VerifyKey>> {
     }
     let unsupported = || AclError::from(KeyProblem::Unsupported { what: what.to_string() });
     let mut algs: Vec<Algorithm> = match &jwk.algorithm {
-        AlgorithmParameters::RSA(p) => {
-            // base64url without padding: 4 characters per 3 bytes.
-            if p.n.trim_end_matches('=').len() * 3 / 4 < MIN_RSA_BYTES {
-                return Err(KeyProblem::ShortRsa { what: what.to_string() }.into());
-            }
-            AlgorithmFamily::Rsa.algorithms().to_vec()
-        }
+        // The modulus is measured below, once it is decoded.
+        AlgorithmParameters::RSA(_) => AlgorithmFamily::Rsa.algorithms().to_vec(),
         AlgorithmParameters::EllipticCurve(p) => match p.curve {
             EllipticCurve::P256 => vec![Algorithm::ES256],
             EllipticCurve::P384 => vec![Algorithm::ES384],
@@ -245,7 +266,8 @@ fn jwk_key(jwk: &Jwk, what: &str) -> Result<Option<VerifyKey>> {
     let invalid = || AclError::from(KeyProblem::NotAKey { what: what.to_string() });
     let key = DecodingKey::from_jwk(jwk).map_err(|_| invalid())?;
     match key.family() {
-        AlgorithmFamily::Hmac if key.try_get_as_bytes().map_or(0, <[u8]>::len) < MIN_HMAC_BYTES => {
+        AlgorithmFamily::Rsa => rsa_checks(&key, what)?,
+        AlgorithmFamily::Hmac if hmac_strength(key.try_get_as_bytes().unwrap_or_default()) < MIN_HMAC_BYTES => {
             return Err(KeyProblem::ShortHmac { what: what.to_string(), min: MIN_HMAC_BYTES }.into());
         }
         // Building the verifier parses EC and Ed keys: an error here is a broken key (a wrong
@@ -261,3 +283,48 @@ fn jwk_key(jwk: &Jwk, what: &str) -> Result<Option<VerifyKey>> {
         algs,
     }))
 }
+
+/// An RSA key as the verifier will read it: the modulus's bits (leading zero bytes not counted)
+/// within 2048 ..= 8192, the modulus odd, the exponent odd and within 3 ..= 2^33 - 1. A PEM key
+/// comes here too (through its JWK), so both forms are measured alike.
+fn rsa_checks(key: &DecodingKey, what: &str) -> Result<()> {
+    let jsonwebtoken::DecodingKeyKind::RsaModulusExponent { n, e } = key.kind() else {
+        return Err(KeyProblem::NotAKey { what: what.to_string() }.into());
+    };
+    let bits = significant_bits(n);
+    if bits < MIN_RSA_BITS {
+        return Err(KeyProblem::ShortRsa { what: what.to_string() }.into());
+    }
+    if bits > MAX_RSA_BITS {
+        return Err(KeyProblem::LongRsa { what: what.to_string(), max: MAX_RSA_BITS }.into());
+    }
+    let exponent = match significant_bytes(e) {
+        digits if digits.len() <= 8 => digits.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b)),
+        _ => u64::MAX,
+    };
+    if n.last().is_none_or(|b| b % 2 == 0) {
+        return Err(KeyProblem::NotAKey { what: what.to_string() }.into());
+    }
+    if exponent < 3 || exponent % 2 == 0 || exponent > MAX_RSA_EXPONENT {
+        return Err(KeyProblem::RsaExponent { what: what.to_string() }.into());
+    }
+    Ok(())
+}
+
+/// A big-endian unsigned integer without its leading zero bytes.
+fn significant_bytes(be: &[u8]) -> &[u8] {
+    let first = be.iter().position(|b| *b != 0).unwrap_or(be.len());
+    &be[first..]
+}
+
+/// The number of bits of a big-endian unsigned integer (0 for zero).
+fn significant_bits(be: &[u8]) -> usize {
+    match significant_bytes(be) {
+        [] => 0,
+        [top, rest @ ..] => rest.len() * 8 + (8 - top.leading_zeros() as usize),
+    }
+}
+
+#[cfg(test)]
+#[path = "keys_tests.rs"]
+pub(crate) mod tests;

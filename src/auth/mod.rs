@@ -11,7 +11,7 @@ pub mod keys;
 mod principal;
 
 pub use cache::TokenCache;
-pub use files::{read_keys_file, KeyFiles, KeyTimes, DEFAULT_MAX_STALE_SECS, DEFAULT_REFRESH_SECS};
+pub use files::{read_keys_file, KeyFiles, KeyTimes, DEFAULT_MAX_STALE_SECS, DEFAULT_REFRESH_SECS, MAX_KEYS_FILE_BYTES, PUBLISH_WAIT};
 pub use keys::IssuerKeys;
 pub use principal::Principal;
 
@@ -36,7 +36,8 @@ fn reject(reason: TokenReason) -> AclError {
 /// Verifies `token` against the policy's issuers at time `now_unix` (seconds), tolerating
 /// `skew_secs` on `exp`/`nbf`, and derives the principal: roles through `MAP CLAIM`, claims
 /// through the issuer's `CLAIM MAP` (the roles' defaults lie under them, see `View::new`).
-/// Uncached; see `TokenCache`.
+/// Uncached; see `TokenCache`. A `KEYS FROM` issuer's tokens are refused here (`KeysNotRead`):
+/// its keys live in a `TokenCache`'s `KeyFiles`, never in the policy.
 pub fn principal_from_token(
     policy: &Policy,
     token: &str,
@@ -66,7 +67,7 @@ struct Verified {
     generation: Option<u64>,
 }
 
-/// `principal_from_token`; with `files`, an issuer's `KEYS FROM` file is read again when due.
+/// `principal_from_token`; with `files`, an issuer's `KEYS FROM` file's keys (read again when due).
 fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64, files: Option<(&KeyFiles, KeyTimes)>) -> Result<Verified> {
     if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
         return Err(reject(TokenReason::Malformed));
@@ -87,7 +88,7 @@ fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64, files: Op
         .issuers
         .get(iss)
         .ok_or_else(|| reject(TokenReason::UnknownIssuer))?;
-    let (keys, generation) = issuer_keys(issuer, now_unix, files)?;
+    let (keys, generation) = issuer_keys(policy, issuer, now_unix, files)?;
     if !keys.allows(header.alg) {
         return Err(reject(TokenReason::AlgorithmNotAllowed));
     }
@@ -140,15 +141,17 @@ fn verify(policy: &Policy, token: &str, now_unix: i64, skew_secs: u64, files: Op
     Ok(Verified { principal, exp, iss: iss.to_string(), generation })
 }
 
-/// The keys to verify `issuer`'s tokens with now: its file's latest (and their generation) when
-/// it has a keys file and the caller keeps `KeyFiles`, else the policy's.
-fn issuer_keys(issuer: &Issuer, now: i64, files: Option<(&KeyFiles, KeyTimes)>) -> Result<(std::sync::Arc<IssuerKeys>, Option<u64>)> {
-    if let (Some(path), Some((files, times))) = (&issuer.keys_file, files) {
-        // `None` is also an issuer whose stored keys no longer parse: both verify nothing.
-        let c = files.current(issuer, path, now, times).ok_or_else(|| reject(TokenReason::KeysStale))?;
+/// The keys to verify `issuer`'s tokens with now: for an issuer with a keys file, what the file
+/// gave (`KeyFiles`; never keys the policy or the store kept), with their generation; else the
+/// policy's. Without `KeyFiles` a file issuer's tokens are refused: nothing read its file.
+fn issuer_keys(policy: &Policy, issuer: &Issuer, now: i64, files: Option<(&KeyFiles, KeyTimes)>) -> Result<(std::sync::Arc<IssuerKeys>, Option<u64>)> {
+    if let Some(path) = &issuer.keys_file {
+        let Some((files, times)) = files else { return Err(reject(TokenReason::KeysNotRead)) };
+        let c = files.current(issuer, path, policy.version, now, times).map_err(reject)?;
         return Ok((c.keys, Some(c.generation)));
     }
-    // Keys were checked when the issuer was created; if they no longer parse, verify nothing.
+    // Keys were checked when the issuer was created and when the store was loaded; if they no
+    // longer parse, verify nothing.
     let keys = IssuerKeys::parse(issuer).map_err(|_| reject(TokenReason::IssuerKeysUnusable))?;
     Ok((std::sync::Arc::new(keys), None))
 }

@@ -96,15 +96,14 @@ fn issuer_rows(state: &State) -> Vec<Row> {
         .into_iter()
         .map(|mut r| {
             let keys = r[1].take().unwrap_or_default();
-            let kind = if keys.starts_with(crate::auth::keys::HMAC_PREFIX) {
-                "hmac"
-            } else if keys.trim_start().starts_with('{') {
-                "jwks"
-            } else {
-                "pem"
+            // A file issuer's keys are the file's as last read (the policy holds none): NULL
+            // until a read gave keys.
+            let kind = match &r[2] {
+                None => Some(crate::auth::keys::kind_of(&keys)),
+                Some(_) => r[0].as_deref().and_then(|iss| state.tokens.files.key_kind(iss)),
             };
             let source = if r[2].is_some() { "file" } else { "inline" };
-            let mut out = vec![r[0].take(), Some(source.into()), Some(kind.into())];
+            let mut out = vec![r[0].take(), Some(source.into()), kind.map(str::to_string)];
             out.extend(r.drain(2..));
             out
         })

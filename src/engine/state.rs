@@ -80,12 +80,17 @@ pub fn live_states() -> usize {
 impl State {
     pub fn new() -> State {
         let memory = StoreStatus { kind: "memory".into(), healthy: true, ..StoreStatus::default() };
-        State {
+        let state = State {
             faults: crate::faults::Faults::from_env(),
             store_status: Mutex::new(memory),
             version_check_ms: super::source::DEFAULT_VERSION_CHECK_MS.into(),
             ..State::default()
+        };
+        #[cfg(feature = "test-faults")]
+        if state.faults.slow_keys_file {
+            state.tokens.files.set_read_delay(std::time::Duration::from_secs(3));
         }
+        state
     }
 
     /// `acl_version_check_interval`, milliseconds.
@@ -214,12 +219,20 @@ impl Writer<'_> {
     /// Publishes `next` whole. It carries the instance's host function list (a policy read from
     /// a store has none of its own) and a version past the current one, so every cache keyed on
     /// the version starts over.
+    ///
+    /// Then the keys files of its `KEYS FROM` issuers are read (`auth::KeyFiles::publish`; waited
+    /// for at most `auth::PUBLISH_WAIT`): the policy never carries them, so a load, a reload, a
+    /// refresh or a batch is where a node learns them. Until a file issuer's read has finished its
+    /// tokens are refused (spec 003, "Keys from a file").
     pub fn publish(&self, mut next: Policy) {
         let current = self.state.policy.load();
         next.functions.host = self.state.host_functions();
         next.home = self.state.store().and_then(|s| s.home());
         next.version = next.version.max(current.version + 1);
-        self.state.policy.store(Arc::new(next));
+        let next = Arc::new(next);
+        self.state.policy.store(Arc::clone(&next));
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        self.state.tokens.files.publish(&next, now, crate::auth::PUBLISH_WAIT);
     }
 
     /// The store comes into use (once: `acl_use_db` refuses a second one).

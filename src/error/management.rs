@@ -208,6 +208,10 @@ pub enum KeyProblem {
     Unsupported { what: String },
     #[error("{what}: RSA keys must have at least 2048 bits")]
     ShortRsa { what: String },
+    #[error("{what}: RSA keys of more than {max} bits cannot be verified")]
+    LongRsa { what: String, max: usize },
+    #[error("{what}: the RSA exponent must be odd, at least 3 and below 2^33")]
+    RsaExponent { what: String },
     #[error("{what}: its alg does not fit its key type")]
     AlgorithmMismatch { what: String },
     #[error("{what} is not a valid key")]

@@ -167,6 +167,14 @@ pub enum TokenReason {
     /// `acl_jwks_max_stale` (spec 003, "Keys from a file").
     #[error("the issuer's keys are stale")]
     KeysStale,
+    /// The issuer's `KEYS FROM` file is being read (after a load, a reload or a publish that
+    /// brought the issuer): its keys are never taken from the policy or the store.
+    #[error("the issuer's keys file has not been read yet")]
+    KeysNotRead,
+    /// The issuer's `KEYS FROM` file was read and could not be (or held no keys for it), and no
+    /// read gave keys before.
+    #[error("the issuer's keys file could not be read or holds no usable keys")]
+    KeysUnreadable,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -92,6 +92,8 @@ fn tokens() {
         (TokenReason::NotYetValid, "not yet valid"),
         (TokenReason::NoRole, "no role is mapped for this token"),
         (TokenReason::KeysStale, "the issuer's keys are stale"),
+        (TokenReason::KeysNotRead, "the issuer's keys file has not been read yet"),
+        (TokenReason::KeysUnreadable, "the issuer's keys file could not be read or holds no usable keys"),
     ];
     for (reason, text) in all {
         says(AclError::token(reason), &format!("acl: token rejected: {text}"), Class::Refused);

@@ -309,10 +309,13 @@ fn issuers<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Re
     let rd = r(&layout::ISSUERS);
     for row in tables.of(&layout::ISSUERS) {
         let iss = rd.text(row, 0)?.to_string();
+        let (stored, keys_file) = (rd.text(row, 1)?, rd.opt(row, 2));
         let issuer = Issuer {
             iss: iss.clone(),
-            keys: rd.text(row, 1)?.to_string(),
-            keys_file: rd.opt(row, 2),
+            // A file issuer's keys are never taken from the store (an older node wrote the text
+            // it read there): the node reads the file when it publishes this policy.
+            keys: if keys_file.is_some() { String::new() } else { stored.to_string() },
+            keys_file,
             audiences: rd.json_set(row, 3)?,
             algs: rd.json_set(row, 4)?,
             role_claim: rd.text(row, 5)?.to_string(),
@@ -323,8 +326,9 @@ fn issuers<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Re
                 other => return Err(rd.bad(format!("unknown unmapped rule {other:?}"))),
             },
         };
-        // The keys must still read as they did at CREATE ISSUER (else every token would fail).
-        crate::auth::IssuerKeys::parse(&issuer).map_err(|e| rd.bad(e.to_string()))?;
+        // Every check CREATE ISSUER makes (the keys' rules included: a hand-edited row with a
+        // key management would refuse refuses the whole store).
+        crate::admin::check_stored_issuer(&issuer, None).map_err(|e| rd.bad(e.to_string()))?;
         if p.issuers.insert(iss.clone(), issuer).is_some() {
             return Err(rd.bad(format!("two records for issuer {iss}")));
         }

@@ -79,7 +79,10 @@ const EVERYTHING: &[&str] = &[
 fn everything() -> Policy {
     let mut p = fresh();
     apply(&mut p, EVERYTHING);
-    p.issuers.get_mut("https://other.example").expect("created").keys_file = Some("/etc/acl/other.jwks".into());
+    // As `KEYS FROM` leaves it: the path, and no keys (the node reads the file when it publishes).
+    let other = p.issuers.get_mut("https://other.example").expect("created");
+    other.keys_file = Some("/etc/acl/other.jwks".into());
+    other.keys = String::new();
     p
 }
 
@@ -182,6 +185,58 @@ fn unreadable_records_refuse_the_store() {
     dup[1] = Some("passthrough".into());
     tables.0[i].insert(dup);
     assert!(matches!(load(&tables, host(), "t"), Err(AclError::Store(StoreError::Corrupt { table: "admins", .. }))));
+}
+
+/// The attacker's words (an operator's hand, or whoever can write the store's tables): "CREATE
+/// ISSUER refuses my 1024-bit key, so I write the issuer's row myself; load only parses the keys
+/// and nodes enforce whatever the row says." Load makes every check CREATE ISSUER makes, and a row
+/// that fails one refuses the whole store (`StoreError::Corrupt`, naming the issuers table).
+#[test]
+fn hand_edited_issuers_refuse_the_store() {
+    let p = everything();
+    let edited = |iss: &str, edits: &[(usize, Option<&str>)]| {
+        let mut tables = rows(&p);
+        let i = layout::index(&layout::ISSUERS);
+        let row = tables.0[i].iter().find(|r| r[0].as_deref() == Some(iss)).cloned().unwrap();
+        let mut changed = row.clone();
+        for (col, value) in edits {
+            changed[*col] = value.map(str::to_string);
+        }
+        tables.0[i].remove(&row);
+        tables.0[i].insert(changed);
+        load(&tables, host(), "t")
+    };
+    let refused_all = |iss: &str, edits: &[(usize, Option<&str>)]| match edited(iss, edits) {
+        Err(AclError::Store(StoreError::Corrupt { table: "issuers", .. })) => {}
+        other => panic!("{iss} {edits:?}: {other:?}"),
+    };
+    let refused = |iss: &str, col: usize, value: &str| refused_all(iss, &[(col, Some(value))]);
+    let inline = "https://idp.example";
+    // the keys alone (ALGS emptied, so that nothing but the key's own rule can refuse them)
+    let padded = crate::auth::keys::tests::padded_rsa1024_jwk();
+    for keys in [padded.clone(), format!(r#"{{"keys": [{padded}]}}"#), crate::auth::test_keys::RSA1024_PUBLIC.to_string(), format!("hmac:0123456789abcdef{}", "\0".repeat(16))] {
+        refused_all(inline, &[(1, Some(&keys)), (4, Some("[]"))]);
+    }
+    assert!(edited(inline, &[(1, Some(crate::auth::test_keys::RSA_PUBLIC)), (4, Some("[]"))]).is_ok(), "a key management takes loads");
+    // ALGS as CREATE ISSUER stores them: known, upper-case, never none
+    refused(inline, 4, r#"["none"]"#);
+    refused(inline, 4, r#"["hs256"]"#);
+    refused(inline, 4, r#"["HS256", "RS256"]"#);
+    // claim paths and CLAIM MAP names as the grammar admits them
+    refused(inline, 5, "realm..groups");
+    refused(inline, 6, r#"[["org..tenant", "tenant"]]"#);
+    refused(inline, 6, r#"[["org.tenant", "Tenant"]]"#);
+    refused(inline, 6, r#"[["org.tenant", "tenant"], ["tier", "tenant"]]"#);
+    refused(inline, 6, r#"[["org.tenant", ""]]"#);
+    // KEYS FROM takes no URL
+    refused("https://other.example", 2, "https://idp.example/jwks.json");
+    // A file issuer's keys in the store are not the node's keys: whatever the row holds, the
+    // policy loaded holds none (the file is read when the policy is published).
+    let back = edited("https://other.example", &[(1, Some("hmac:a-secret-rotated-out-of-the-keys-file"))]).unwrap();
+    assert_eq!(back.issuers["https://other.example"].keys, "");
+    // and an edit management would make loads
+    let back = edited(inline, &[(4, Some(r#"["HS512"]"#))]).unwrap();
+    assert_eq!(back.issuers[inline].algs, vec!["HS512".to_string()]);
 }
 
 #[test]
