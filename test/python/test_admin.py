@@ -30,6 +30,7 @@ def setup(ext):
         f"ACL ADMIN CREATE ISSUER {sql_str(ISS)} KEYS {sql_str('hmac:' + SECRET)} ROLE CLAIM 'groups';"
         " CREATE VIRTUAL CATALOG hr; CREATE VIRTUAL TABLE hr.staff AS phys.main.staff;"
         " CREATE ROLE sales_ops; GRANT CATALOG sales TO ROLE sales_ops WITH (manage);"
+        " ALTER VIRTUAL CATALOG sales SET SOURCES (phys.main);"
         " CREATE ROLE platform; GRANT ADMIN manage TO ROLE platform;"
         " CREATE ROLE root; GRANT ADMIN passthrough TO ROLE root;"
         f" MAP CLAIM 'sales-team' FROM ISSUER {sql_str(ISS)} TO ROLE sales_ops;"

@@ -343,6 +343,7 @@ def _eventually(check, seconds=10):
 def a_principals_management_on_one_node_is_enforced_on_another(ci):
     a = connect()
     a.execute(POLICY + "; CREATE ROLE ops; GRANT CATALOG c TO ROLE ops WITH (manage);"
+              " ALTER VIRTUAL CATALOG c SET SOURCES (phys.main);"
               " CREATE ROLE root; GRANT ADMIN passthrough TO ROLE root")
     a.execute(f"SELECT acl_use_postgres({lit(ci)}, 'acl', true)")
     b = connect()
