@@ -16,6 +16,7 @@
 mod cache;
 mod ddl;
 mod defence;
+mod drift;
 mod errors;
 mod explain;
 mod functions;
@@ -37,7 +38,8 @@ mod writes;
 
 pub use cache::{allowed_bytes, Cached, RewriteCache};
 pub use defence::{check as defence_check, reparsed as defence_reparsed, spellings, Allowed, RefKind};
-pub use errors::{translate as translate_error, Slot as ErrorSlot};
+pub use drift::refusal as drift_refusal;
+pub use errors::{hidden::refused_update as hidden_check_refusal, translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use parse::{Host, NoHost, Printed, Tokens};
@@ -92,6 +94,15 @@ impl Decision {
     pub fn region(&mut self, r: defence::Region) -> usize {
         self.regions.push(Arc::new(r));
         self.regions.len() - 1
+    }
+
+    /// Records a policy object the statement uses for `caps` (not a name in a virtual schema's
+    /// alias, which has no policy SQL): the drift check binds its policy SQL again when DuckDB
+    /// refuses the statement (`drift`).
+    pub fn map_policy_object(&mut self, r: &crate::authz::Resolved<'_>, caps: crate::policy::Caps, roles: &[String]) {
+        if let std::borrow::Cow::Borrowed(_) = r.relation {
+            self.names.push(errors::lines::object_entry(&r.key, caps, roles));
+        }
     }
 
     /// Records how DuckDB may print a placed physical table, its schema and its database in an
