@@ -96,15 +96,6 @@ impl Decision {
         self.regions.len() - 1
     }
 
-    /// Records a policy object the statement uses for `caps` (not a name in a virtual schema's
-    /// alias, which has no policy SQL): the drift check binds its policy SQL again when DuckDB
-    /// refuses the statement (`drift`).
-    pub fn map_policy_object(&mut self, r: &crate::authz::Resolved<'_>, caps: crate::policy::Caps, roles: &[String]) {
-        if let std::borrow::Cow::Borrowed(_) = r.relation {
-            self.names.push(errors::lines::object_entry(&r.key, caps, roles));
-        }
-    }
-
     /// Records how DuckDB may print a placed physical table, its schema and its database in an
     /// error, and the principal's name for each (`errors`). A key whose catalog is `(hidden)`
     /// (a table no rule gave a name of the principal's) reads `(hidden)` in every slot.
@@ -287,6 +278,7 @@ fn statement_with_names(
         explain::require(view, &decision)?;
     }
     let mut allowed = Allowed::rewritten(kind, &decision);
+    drift::record(view, &decision.granted, &mut decision.names);
     allowed.granted = std::mem::take(&mut decision.granted);
     // Physical tables no rule mapped to a name of the principal's (a virtual function's body)
     // are reported as "(hidden)".

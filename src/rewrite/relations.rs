@@ -141,7 +141,6 @@ impl Resolver<'_, '_, '_> {
         let RelationKind::Table(phys) = &resolved.relation.kind else {
             return Err(ReadOnly::View { object: resolved.key.to_string() }.into());
         };
-        self.decision.map_policy_object(&resolved, needed, &self.view.principal.roles);
         let write = writes::for_target(self.view, &resolved, phys, &self.view.layers(&resolved, needed)?)?;
         if let Some(visible) = write.as_ref().and_then(|w| w.visible()) {
             // Constraint messages never name a column the principal does not see (`errors::hidden`).
@@ -385,7 +384,6 @@ impl Resolver<'_, '_, '_> {
                 let resolved = self.view.resolve(&p)?;
                 self.view.require(&resolved, Caps::SELECT)?;
                 let layers = self.view.layers(&resolved, Caps::SELECT)?;
-                self.decision.map_policy_object(&resolved, Caps::SELECT, &self.view.principal.roles);
                 let by = self.view.grants(&resolved.key, Caps::SELECT);
                 crate::authz::grants::record(&mut self.decision.granted, &resolved.key, Caps::SELECT, by);
                 let alias = alias.take().unwrap_or_else(|| alias_as(&resolved.key.name));
