@@ -230,9 +230,9 @@ public:
 		if (tagged) {
 			CheckTag(tag, state, UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW));
 		}
-		// An UPDATE or MERGE (also under EXPLAIN, which may be ANALYZE) of a column-restricted target: refused
-		// when a CHECK of its table relates a visible column to a hidden one (spec 002). Only
-		// such statements whose blob has a `W` line pay for the catalog lookup.
+		// An UPDATE or MERGE (also under EXPLAIN, which may be ANALYZE) of a column-restricted
+		// target: refused when a CHECK of its table relates a visible column to a hidden one (spec
+		// 002). Only such statements whose blob has a `W` line pay for the catalog lookup.
 		auto type = prepared.statement_type;
 		if (type == StatementType::EXPLAIN_STATEMENT && prepared.unbound_statement &&
 		    prepared.unbound_statement->type == StatementType::EXPLAIN_STATEMENT) {

@@ -115,7 +115,8 @@ impl Checker<'_, '_> {
     /// Binds the object under `layers`; `Err`: DuckDB's message, first line only.
     fn binds(&mut self, layers: &[Layer<'_>]) -> std::result::Result<(), String> {
         let sql = crate::authz::slices::exposed(self.view, &self.rel.kind, layers).map_err(|e| e.to_string())?;
-        self.host.bind(&format!("SELECT * FROM ({sql}) AS \"__acl_check\" LIMIT 0")).map_err(|m| m.lines().next().unwrap_or_default().to_string())
+        let first_line = |m: String| m.lines().next().unwrap_or_default().to_string();
+        self.host.bind(&format!("SELECT * FROM ({sql}) AS \"__acl_check\" LIMIT 0")).map_err(first_line)
     }
 
     fn object(&mut self) {
@@ -168,7 +169,8 @@ impl Checker<'_, '_> {
         let names = if self.rel.slice.columns.is_some() { None } else { physical };
         let policy = self.policy;
         for (role, r) in &policy.roles {
-            let own: Vec<Layer<'_>> = Some(&self.rel.slice).filter(|s| !s.is_empty()).map(|s| Layer::Slice(Cow::Borrowed(s))).into_iter().collect();
+            let own = Some(&self.rel.slice).filter(|s| !s.is_empty()).map(|s| Layer::Slice(Cow::Borrowed(s)));
+            let own: Vec<Layer<'_>> = own.into_iter().collect();
             let cat = r.catalog_grants.get(&self.key.catalog).filter(|g| !g.slice.is_empty());
             let obj = r.object_grants.get(self.key).filter(|g| !g.slice.is_empty());
             let mut below = own;
