@@ -150,6 +150,9 @@ struct AclStr {
     size_t len;
 };
 
+/// Receives one (name, type) pair from the shim: `user` as passed, two strings with their lengths.
+using AclColumnSink = void(*)(void *user, const char *name, size_t name_len, const char *ty, size_t ty_len);
+
 /// Receives one call of a probe's select item from the shim: its name parts.
 using AclProbeSink = void(*)(void *user, uint32_t item, const AclStr *parts, size_t n_parts);
 
@@ -165,9 +168,6 @@ struct AclHostParse {
     /// How many statements DuckDB read (a dynamic PIVOT counts as two).
     uint64_t n_statements;
 };
-
-/// Receives one (name, type) pair from the shim: `user` as passed, two strings with their lengths.
-using AclColumnSink = void(*)(void *user, const char *name, size_t name_len, const char *ty, size_t ty_len);
 
 /// One hole of a statement shape (`acl_rs_shape_parsed`): where its literal stands in the kept
 /// parse's rewrite (`old_at`, the text DuckDB parsed) and in this instance's (`new_at`), and both
@@ -342,6 +342,40 @@ bool acl_rs_translate_error(const char *names,
 /// # Safety
 /// `state` came from `acl_rs_state_new`; `info`/`access` are the shim's access callbacks.
 bool acl_rs_register(const AclState *state, duckdb_extension_info info, const duckdb_extension_access *access);
+
+/// Binds `sql` (one SELECT) in `ctx`: true when it binds; otherwise DuckDB's message is handed
+/// to `sink` as the name (the type empty) and false is returned.
+extern bool acl_shim_bind_error(duckdb_client_context ctx, const char *sql, size_t len, AclColumnSink sink, void *user);
+
+/// The CHECK constraints of table `db.schema.name` (each expression as DuckDB prints it, as the
+/// name; the type empty) to `sink`; false when the table is missing or could not be read.
+extern bool acl_shim_table_checks(duckdb_client_context ctx,
+                                  const char *db,
+                                  size_t db_len,
+                                  const char *schema,
+                                  size_t schema_len,
+                                  const char *name,
+                                  size_t name_len,
+                                  AclColumnSink sink,
+                                  void *user);
+
+/// DuckDB refused a principal's statement with a binder or catalog error: `out.text` is the drift
+/// refusal when a policy object it used (`names`, its blob) no longer binds, empty otherwise.
+/// False on a panic (the shim then withholds DuckDB's error).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `ctx` is a live client context wrapper of the caller's
+/// context; `names` points to `names_len` readable bytes; `out` is writable.
+bool acl_rs_drift(const AclState *state, duckdb_client_context ctx, const char *names, size_t names_len, AclOut *out);
+
+/// An UPDATE (`merge` false) or MERGE of a principal is about to run: `out.text` is the refusal
+/// when a column-restricted target's table has a CHECK relating a visible column to a hidden one,
+/// empty otherwise. False on a panic (the shim then refuses).
+///
+/// # Safety
+/// `ctx` is a live client context wrapper of the caller's context; `names` points to `names_len`
+/// readable bytes; `out` is writable.
+bool acl_rs_hidden_check(duckdb_client_context ctx, const char *names, size_t names_len, bool merge, AclOut *out);
 
 /// cpp/txn.cpp: is an explicit transaction open in this `duckdb_client_context`? True (refuse)
 /// for a null context or on a failure.

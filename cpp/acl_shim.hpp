@@ -15,6 +15,7 @@
 #include "duckdb/parser/parser_extension.hpp"
 #include "duckdb/planner/binder.hpp"
 #include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/catalog/catalog_entry/table_catalog_entry.hpp"
 #include "duckdb/catalog/catalog.hpp"
 #include "duckdb/parser/query_node/list.hpp"
 #include "duckdb/parser/statement/list.hpp"
@@ -27,6 +28,7 @@
 #include "duckdb/main/valid_checker.hpp"
 #include "duckdb/transaction/meta_transaction.hpp"
 #include "duckdb/catalog/default/default_functions.hpp"
+#include "duckdb/catalog/default/default_table_functions.hpp"
 #include "duckdb/parser/parsed_data/create_macro_info.hpp"
 
 #include "acl_ffi.hpp"

@@ -217,7 +217,8 @@ public:
 	// A statement DuckDB prepares from a parse the client kept (it executes a Statement object it
 	// got from extract_statements) reaches neither the parser hook nor a rebind: its tag, read when
 	// the query began, is judged here. DuckDB calls this only while CanRequestRebind().
-	RebindQueryInfo OnFinalizePrepare(ClientContext &context, PreparedStatementData &, PreparedStatementMode) override {
+	RebindQueryInfo OnFinalizePrepare(ClientContext &context, PreparedStatementData &prepared,
+	                                  PreparedStatementMode) override {
 		ThrowRefusal();
 		Tag tag;
 		bool tagged;
@@ -229,12 +230,54 @@ public:
 		if (tagged) {
 			CheckTag(tag, state, UnsignedSetting(context, CLOCK_SKEW_SETTING, DEFAULT_CLOCK_SKEW));
 		}
+		// An UPDATE or MERGE (also under EXPLAIN, which may be ANALYZE) of a column-restricted
+		// target: refused when a CHECK of its table relates a visible column to a hidden one (spec
+		// 002). Only such statements whose blob has a `W` line pay for the catalog lookup.
+		auto type = prepared.statement_type;
+		if (type == StatementType::EXPLAIN_STATEMENT && prepared.unbound_statement &&
+		    prepared.unbound_statement->type == StatementType::EXPLAIN_STATEMENT) {
+			auto &explained = prepared.unbound_statement->Cast<ExplainStatement>().stmt;
+			type = explained ? explained->type : type;
+		}
+		if (type != StatementType::UPDATE_STATEMENT && type != StatementType::MERGE_INTO_STATEMENT &&
+		    type != StatementType::EXPLAIN_STATEMENT) {
+			return RebindQueryInfo::DO_NOT_REBIND;
+		}
+		string names;
+		{
+			lock_guard<mutex> guard(lock);
+			names = current;
+		}
+		if (names.compare(0, 2, "W\t") == 0 || names.find("\nW\t") != string::npos) {
+			CClientContextWrapper wrapper(context);
+			OutGuard guard;
+			if (!acl_rs_hidden_check(reinterpret_cast<duckdb_client_context>(&wrapper), names.data(), names.size(),
+			                         type == StatementType::MERGE_INTO_STATEMENT, &guard.out)) {
+				throw PermissionException("acl: the statement was refused (its target could not be checked)");
+			}
+			if (!guard.Text().empty()) {
+				throw PermissionException(guard.Text());
+			}
+		}
 		return RebindQueryInfo::DO_NOT_REBIND;
 	}
-	RebindQueryInfo OnPlanningError(ClientContext &, SQLStatement &statement, ErrorData &error) override {
+	RebindQueryInfo OnPlanningError(ClientContext &context, SQLStatement &statement, ErrorData &error) override {
 		ThrowRefusal();
 		auto names = Lookup(statement.query);
 		if (!names.empty()) {
+			// A policy object the statement used that no longer binds over its source: DuckDB's
+			// error would name its physical columns (spec 002, "Drift"). Checked only here, on
+			// DuckDB's refusal, in the caller's transaction.
+			if (error.Type() == ExceptionType::BINDER || error.Type() == ExceptionType::CATALOG) {
+				auto drift = Drift(context, names);
+				if (!drift.empty()) {
+					{
+						lock_guard<mutex> guard(lock);
+						translated = drift;
+					}
+					throw PermissionException(drift);
+				}
+			}
 			auto message = Translate(names, error.Type(), error.RawMessage());
 			{
 				lock_guard<mutex> guard(lock);
@@ -292,6 +335,18 @@ private:
 		if (!message.empty()) {
 			throw PermissionException(message);
 		}
+	}
+
+	// The drift refusal for a statement DuckDB refused (empty: none), or the withheld message
+	// when the check itself failed.
+	string Drift(ClientContext &context, const string &names) {
+		CClientContextWrapper wrapper(context);
+		OutGuard guard;
+		if (!acl_rs_drift(state, reinterpret_cast<duckdb_client_context>(&wrapper), names.data(), names.size(),
+		                  &guard.out)) {
+			return "acl: the statement failed (the details are withheld)";
+		}
+		return guard.Text();
 	}
 
 	string Lookup(const string &query) {

@@ -103,3 +103,60 @@ extern "C" uint64_t acl_shim_catalog_stamp(duckdb_client_context ctx) {
 		return 0;
 	}
 }
+
+// Binds `sql` (one SELECT) in the caller's context, as `acl_shim_describe` does, for the drift
+// check and `acl_check_catalog` (src/ffi/drift.rs): true when it binds; otherwise DuckDB's message
+// goes to `sink` (as the name) and the answer is false.
+extern "C" bool acl_shim_bind_error(duckdb_client_context ctx, const char *sql, size_t len, AclColumnSink sink,
+                                    void *user) {
+	string message;
+	try {
+		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
+		Parser parser(ParserOptions::Builtin()); // no parser extension: never our own override
+		parser.ParseQuery(string(sql, len));
+		if (parser.statements.size() != 1 || parser.statements[0]->type != StatementType::SELECT_STATEMENT) {
+			message = "not one SELECT";
+		} else {
+			auto binder = Binder::CreateBinder(context);
+			binder->Bind(*parser.statements[0]);
+			return true;
+		}
+	} catch (std::exception &ex) {
+		ErrorData error(ex);
+		message = error.RawMessage();
+	} catch (...) {
+		message = "unknown error";
+	}
+	try {
+		sink(user, message.data(), message.size(), "", 0);
+	} catch (...) {
+	}
+	return false;
+}
+
+// The CHECK constraints of a physical table, each expression as DuckDB prints it (the hidden-CHECK
+// refusal, src/ffi/drift.rs), read from the catalog in the caller's transaction. False: the table
+// is missing or could not be read.
+extern "C" bool acl_shim_table_checks(duckdb_client_context ctx, const char *db, size_t db_len, const char *schema,
+                                      size_t schema_len, const char *name, size_t name_len, AclColumnSink sink,
+                                      void *user) {
+	try {
+		auto &context = reinterpret_cast<CClientContextWrapper *>(ctx)->context;
+		QualifiedName qualified(Identifier(string(db, db_len)), Identifier(string(schema, schema_len)),
+		                        Identifier(string(name, name_len)));
+		auto entry = Catalog::GetEntry<TableCatalogEntry>(context, qualified, OnEntryNotFound::RETURN_NULL);
+		if (!entry) {
+			return false;
+		}
+		for (auto &constraint : entry->GetConstraints()) {
+			if (constraint->type != ConstraintType::CHECK) {
+				continue;
+			}
+			auto text = constraint->Cast<CheckConstraint>().expression->ToString();
+			sink(user, text.data(), text.size(), "", 0);
+		}
+		return true;
+	} catch (...) {
+		return false;
+	}
+}

@@ -374,6 +374,15 @@ const DefaultMacro ACL_MACROS[] = {
     {DEFAULT_SCHEMA, "acl_reload", "() AS (SELECT status FROM system.main.acl_store_reload())"},
     {nullptr, nullptr, nullptr}};
 
+// `acl_check_catalog([catalog])` (spec 007, "Drift"): every catalog, or the one named.
+const DefaultTableMacro ACL_TABLE_MACROS[] = {
+    {DEFAULT_SCHEMA,
+     "acl_check_catalog",
+     {nullptr},
+     {{"catalog", "NULL"}, {nullptr, nullptr}},
+     "SELECT * FROM system.main.acl_check_catalog_of(catalog)"},
+    {nullptr, nullptr, {nullptr}, {{nullptr, nullptr}}, nullptr}};
+
 // `acl_version_check_interval` (GLOBAL, milliseconds): how often, at most, the background thread
 // of a shared store asks for its policy version. The thread has no client context to read a
 // setting from, so every SET and RESET hands the value to the state.
@@ -402,6 +411,10 @@ void LoadInternal(ExtensionLoader &loader) {
 	}
 	for (idx_t i = 0; ACL_MACROS[i].name != nullptr; i++) {
 		auto info = DefaultFunctionGenerator::CreateInternalMacroInfo(ACL_MACROS[i]);
+		loader.RegisterFunction(*info);
+	}
+	for (idx_t i = 0; ACL_TABLE_MACROS[i].name != nullptr; i++) {
+		auto info = DefaultTableFunctionGenerator::CreateTableMacroInfo(ACL_TABLE_MACROS[i]);
 		loader.RegisterFunction(*info);
 	}
 

@@ -103,6 +103,8 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::RevokeSchema { catalog, schema, role } => schemas::revoke_schema(policy, catalog, schema, role),
         Command::GrantAdmin { role, scope } => super::roles::grant_admin(policy, role, *scope),
         Command::RevokeAdmin { role } => super::roles::revoke_admin(policy, role),
+        // Runs alone, as its own table function (`engine::admin::batch`).
+        Command::CheckCatalog { .. } => Err(AclError::from(crate::error::StatementNotPermitted::CheckAlone)),
     }?;
     policy.version += 1;
     Ok(super::alter::status(cmd).unwrap_or(status))

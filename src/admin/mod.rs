@@ -9,6 +9,7 @@
 //! is applied and validated as the whole statement it amounts to (`alter::resolve`).
 mod alter;
 mod apply;
+pub mod check;
 mod expand;
 pub mod functions;
 mod grants;
@@ -269,6 +270,12 @@ pub enum Command {
     RevokeAdmin {
         role: String,
     },
+    /// `CHECK VIRTUAL CATALOG c`: the drift findings of c's objects (`check`), for a catalog
+    /// manager who cannot call `acl_check_catalog`. Changes nothing; runs alone in its batch, as
+    /// `acl_check_catalog_as` (`engine::admin`), never through `apply`.
+    CheckCatalog {
+        catalog: String,
+    },
 }
 
 /// What an `ExpandSchema` does.
@@ -384,6 +391,7 @@ pub fn is_management(sql: &str) -> bool {
         }
         Keyword::ADD => matches!(next().0, Keyword::TABLE | Keyword::VIEW | Keyword::SCALAR),
         Keyword::COMMENT => next().0 == Keyword::ON && next().0 == Keyword::VIRTUAL,
+        Keyword::CHECK => next().0 == Keyword::VIRTUAL,
         _ if word == "MAP" || word == "UNMAP" => matches!(next().1.as_str(), "CLAIM" | "GROUP"),
         _ => false,
     }

@@ -103,6 +103,10 @@ impl<'a> P<'a> {
             self.comment_on()
         } else if self.peek_word("map") || self.peek_word("unmap") {
             self.map_claim()
+        } else if self.kw(Keyword::CHECK) {
+            self.expect_kw(Keyword::VIRTUAL, "VIRTUAL CATALOG after CHECK")?;
+            self.expect_kw(Keyword::CATALOG, "CATALOG after CHECK VIRTUAL")?;
+            Ok(Command::CheckCatalog { catalog: self.one_part("a catalog name")? })
         } else {
             self.err("CREATE, DROP, ALTER, GRANT or REVOKE")
         }

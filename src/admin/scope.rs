@@ -182,6 +182,8 @@ pub fn needs(cmd: &Command) -> (Need, &'static str) {
         },
         Command::GrantAdmin { .. } => (Need::Passthrough, "GRANT ADMIN"),
         Command::RevokeAdmin { .. } => (Need::Passthrough, "REVOKE ADMIN"),
+        // Reading what drifted in c (physical detail included) is c's administration.
+        Command::CheckCatalog { catalog } => (on(catalog), "CHECK VIRTUAL CATALOG"),
     }
 }
 
@@ -240,7 +242,8 @@ pub fn target(cmd: &Command) -> Option<Target<'_>> {
         | Command::CreateSchema { .. }
         | Command::ExpandSchema { .. }
         | Command::AlterSchemaPhys { .. }
-        | Command::DropSchema { .. } => None,
+        | Command::DropSchema { .. }
+        | Command::CheckCatalog { .. } => None,
     }
 }
 

@@ -149,6 +149,15 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
     Ok(query)
 }
 
+/// The query whose output columns are the object's as the principal reads it, with every layer
+/// fully guarded: what a listing describes and what the drift check binds again (never run).
+pub fn exposed(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>]) -> Result<String> {
+    Ok(match (source, layers.is_empty()) {
+        (RelationKind::Table(p), true) => format!("SELECT * FROM {}.{}.{}", ident(&p.db), ident(&p.schema), ident(&p.name)),
+        (kind, _) => subquery(view, kind, layers, Guard::Full)?.to_string(),
+    })
+}
+
 /// The name a column expression passes through unchanged (`None`: a mask or a computed column).
 /// Only a bare or double-quoted identifier is one; the keywords that stand for values are not.
 fn plain(c: &Column) -> Option<String> {

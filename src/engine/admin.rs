@@ -50,6 +50,16 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             }));
         }
         let cmd = state.commands.parse(s)?;
+        if let Command::CheckCatalog { catalog } = &*cmd {
+            // Rows of its own: alone in its batch, as its own table function.
+            if statements.len() != 1 {
+                return Err(StatementNotPermitted::CheckAlone.into());
+            }
+            if let Some((_, principal)) = who {
+                scope::check(&Held::of(policy, &principal.roles), &principal.label, &cmd)?;
+            }
+            return Ok(Output { sql: check_call(catalog, who.map(|(prefix, _)| prefix))?, ..management_output(policy, 1) });
+        }
         if let Some(store) = &store {
             crate::store::guard::check_command(store.location(), &store.describe(), &cmd)?;
         }
@@ -76,17 +86,55 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         crate::admin::policy_sql::check_batch(policy, after, held.as_ref())?;
     }
     sql.push(admin_call(statements, who.map(|(prefix, _)| prefix))?);
-    Ok(Output {
-        sql: sql.join(";\n"),
-        statements: sql.len(),
+    Ok(Output { sql: sql.join(";\n"), ..management_output(policy, sql.len()) })
+}
+
+/// A management batch's output of `n` statements (its SQL filled in by the caller).
+fn management_output(policy: &Policy, n: usize) -> Output {
+    Output {
+        sql: String::new(),
+        statements: n,
         names: String::new(),
-        checks: vec![None; sql.len()],
+        checks: vec![None; n],
         version: policy.version,
         expires: 0,
         reuse: None,
         principal: String::new(),
         native: false,
+    }
+}
+
+/// `CHECK VIRTUAL CATALOG c` as the table function that answers it: `acl_check_catalog_of` for
+/// the gateway, `acl_check_catalog_as` for a principal (judged again when it runs).
+fn check_call(catalog: &str, who: Option<&Prefix>) -> Result<String> {
+    let c = crate::sqltext::literal(catalog);
+    Ok(match who {
+        None => format!("SELECT * FROM acl_check_catalog_of({c})"),
+        Some(Prefix::Role(role)) => format!("SELECT * FROM acl_check_catalog_as('role', {}, {c})", crate::sqltext::literal(role)),
+        Some(Prefix::Token(jwt)) => format!("SELECT * FROM acl_check_catalog_as('token', {}, {c})", crate::sqltext::literal(jwt)),
+        Some(Prefix::Admin | Prefix::Session(_)) => return Err(AclError::internal("a management batch under this prefix")),
     })
+}
+
+/// `acl_check_catalog([catalog])` (`who` `None`: the gateway's native call) and a principal's
+/// `CHECK VIRTUAL CATALOG c` (`acl_check_catalog_as`): the principal is judged again, and must
+/// hold manage on the catalog (spec 007, "Drift"). `host` reads the physical catalog in the
+/// caller's transaction.
+pub fn check_catalog(
+    state: &State,
+    catalog: Option<&str>,
+    who: Option<&Prefix>,
+    settings: &Settings,
+    host: &mut dyn crate::admin::check::Host,
+) -> Result<Vec<crate::admin::check::Finding>> {
+    let policy = state.policy();
+    if let Some(prefix) = who {
+        let principal = super::principal::of(state, &policy, prefix, settings)?.principal;
+        let catalog = catalog.ok_or(AclError::internal("acl_check_catalog_as names no catalog"))?;
+        let cmd = Command::CheckCatalog { catalog: crate::policy::norm(catalog) };
+        scope::check(&Held::of_existing(&policy, &principal.roles)?, &principal.label, &cmd)?;
+    }
+    crate::admin::check::check(&policy, catalog.map(crate::policy::norm).as_deref(), host)
 }
 
 /// `ACL ROLE "r" ACL NATIVE <sql>`: the statements as written, for a principal holding

@@ -17,7 +17,7 @@ pub use policy_sql::{Forbidden, PolicySql};
 pub use scope::{LacksScope, Scope, SelfGrant};
 pub use store::{why as store_why, StoreError};
 pub use refusal::{
-    BadCall, FunctionNotPermitted, LacksCapability, MergeForm, NotGranted, On, ReadOnly, SlicedWrite, Stale,
+    BadCall, Drifted, FunctionNotPermitted, LacksCapability, MergeForm, NotGranted, On, ReadOnly, SlicedWrite, Stale,
     StatementNotPermitted, TokenReason, TooLarge, TypeNotPermitted, Uncombinable, Unresolved, Unsupported,
 };
 
@@ -63,6 +63,9 @@ pub enum AclError {
     /// A statement form no rule understands (fail closed).
     #[error("acl: {0}")]
     Unsupported(#[from] Unsupported),
+    /// A policy object whose source no longer matches it.
+    #[error("acl: {0}")]
+    Drifted(#[from] Drifted),
     /// A view whose definer's rights no longer hold.
     #[error("acl: view {view} was created under {why}; create it again")]
     StaleView { view: String, why: Stale },
@@ -133,6 +136,7 @@ impl AclError {
             | AclError::SlicedWrite(_)
             | AclError::Unsupported(_)
             | AclError::StaleView { .. }
+            | AclError::Drifted(_)
             | AclError::RolesNotCombinable { .. }
             | AclError::TooLarge(_) => Class::Refused,
         }

@@ -118,6 +118,9 @@ pub enum StatementNotPermitted {
     /// `ACL ROLE "r" ACL <not management>`.
     #[error("ACL after a prefix takes only management statements (or NATIVE <sql>)")]
     PrincipalTakesManagementOnly,
+    /// `CHECK VIRTUAL CATALOG` answers with rows of its own: it cannot share a batch.
+    #[error("CHECK VIRTUAL CATALOG runs alone in its batch")]
+    CheckAlone,
     /// The policy is applied outside any transaction and is not rolled back with one.
     #[error("management statements run in their own transaction; COMMIT or ROLLBACK first")]
     ManagementInTransaction,
@@ -190,6 +193,18 @@ pub enum ReadOnly {
 }
 
 /// Write forms refused on a target with a row or column policy (`object`: its virtual name).
+/// A policy object the statement uses whose policy SQL no longer binds over its source (the
+/// owner dropped, renamed or retyped what the object maps; issue 31, finding 4). Only the virtual
+/// name: DuckDB's own error would name the physical columns.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("virtual {kind} {object} no longer matches its source; ask an administrator")]
+pub struct Drifted {
+    /// `table` or `view`.
+    pub kind: &'static str,
+    /// As the key prints (`catalog.name` or `catalog.schema.name`).
+    pub object: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SlicedWrite {
     #[error("an INSERT into {object} must list its columns (the target has a row or column policy)")]
@@ -204,6 +219,11 @@ pub enum SlicedWrite {
     OnConflictForm { object: String },
     #[error("INSERT … ON CONFLICT DO UPDATE and INSERT OR REPLACE are not supported on a sliced target")]
     Upsert,
+    /// A CHECK of the target's table reads a column the principal sees and one it does not: each
+    /// UPDATE's pass or fail would tell the hidden value (issue 31, finding 6).
+    #[error("{verb} on {object} is refused: a CHECK constraint of its table relates a column you may write to a \
+             column hidden from you")]
+    HiddenCheck { verb: &'static str, object: String },
     #[error("tuple assignments to {object} are not supported")]
     TupleAssignment { object: String },
     #[error("RETURNING * is not permitted on a column-restricted target ({object}); name the columns")]

@@ -205,3 +205,21 @@ fn administration_scopes() {
         Class::Refused,
     );
 }
+
+/// Issue 31: the drift refusal names the virtual object only; the CHECK oracle's refusal names the
+/// verb and the virtual object; the check runs alone.
+#[test]
+fn drift_and_hidden_columns() {
+    says(
+        Drifted { kind: "table", object: "c.docs".into() },
+        "acl: virtual table c.docs no longer matches its source; ask an administrator",
+        Class::Refused,
+    );
+    says(Drifted { kind: "view", object: "c.eu.v".into() }, "acl: virtual view c.eu.v no longer matches its source; ask an administrator", Class::Refused);
+    says(
+        SlicedWrite::HiddenCheck { verb: "MERGE", object: "hr.pay".into() },
+        "acl: MERGE on hr.pay is refused: a CHECK constraint of its table relates a column you may write to a column hidden from you",
+        Class::Refused,
+    );
+    says(StatementNotPermitted::CheckAlone, "acl: CHECK VIRTUAL CATALOG runs alone in its batch", Class::Refused);
+}

@@ -48,6 +48,7 @@ pub(super) unsafe fn register(
             .and_then(|()| ACTIONS.iter().try_for_each(|a| a.register(con, &state)))
             .and_then(|()| table_fn::register(con, &super::view_guard::GUARD, state.clone()))
             .and_then(|()| table_fn::register(con, &super::meta::META, state.clone()))
+            .and_then(|()| super::check::register(con, &state))
             .and_then(|()| super::host::load(con, &state))
     };
     // SAFETY: `con` came from `duckdb_connect` and is disconnected once.
@@ -244,7 +245,7 @@ extern "C" {
 ///
 /// # Safety
 /// `context` is null or a live client context wrapper.
-unsafe fn context_settings(state: &State, context: sys::duckdb_client_context) -> Settings {
+pub(super) unsafe fn context_settings(state: &State, context: sys::duckdb_client_context) -> Settings {
     let mut raw = AclSettings::default();
     // SAFETY: the function's contract; `raw` is writable.
     let read = !context.is_null() && unsafe { acl_shim_context_settings(context, &mut raw) };

@@ -54,11 +54,33 @@ struct Bound {
     width: usize,
 }
 
+/// The output columns of `sql` bound in `ctx` (`None`: it does not bind).
+///
+/// # Safety
+/// `ctx` is a live client context wrapper.
+pub(super) unsafe fn describe(ctx: sys::duckdb_client_context, sql: &str) -> Option<Vec<(String, String)>> {
+    let mut cols: Vec<(String, String)> = Vec::new();
+    // SAFETY: the function's contract; `cols` outlives the call that fills it.
+    let ok = unsafe { acl_shim_describe(ctx, sql.as_ptr() as *const c_char, sql.len(), sink, &mut cols as *mut _ as *mut c_void) };
+    ok.then_some(cols)
+}
+
+/// Whether physical schema `db.schema` exists (and is not temp or system) in `ctx`.
+///
+/// # Safety
+/// `ctx` is a live client context wrapper.
+pub(super) unsafe fn schema_exists(ctx: sys::duckdb_client_context, db: &str, schema: &str) -> bool {
+    let mut found: Vec<(String, String)> = Vec::new();
+    let user = &mut found as *mut _ as *mut c_void;
+    // SAFETY: the function's contract; the strings and `found` outlive the call.
+    unsafe { acl_shim_schema_objects(ctx, db.as_ptr() as *const c_char, db.len(), schema.as_ptr() as *const c_char, schema.len(), sink, user) }
+}
+
 /// The `AclColumnSink` of `bind`: appends the pair to the `Vec<(String, String)>` at `user`.
 ///
 /// # Safety
 /// `user` is that vector, not otherwise borrowed; the strings have their lengths of readable bytes.
-unsafe extern "C" fn sink(user: *mut c_void, name: *const c_char, name_len: usize, ty: *const c_char, ty_len: usize) {
+pub(super) unsafe extern "C" fn sink(user: *mut c_void, name: *const c_char, name_len: usize, ty: *const c_char, ty_len: usize) {
     // SAFETY: the function's contract.
     let _ = catch_unwind(AssertUnwindSafe(|| unsafe {
         let cols = &mut *(user as *mut Vec<(String, String)>);

@@ -1,6 +1,8 @@
 //! The entry points the C++ shim calls. Each one catches panics: nothing unwinds into C++,
 //! and a panic on any input is reported as a refusal, never a crash.
 mod abi;
+mod check;
+mod drift;
 mod functions;
 mod host;
 mod host_sql;

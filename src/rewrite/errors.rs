@@ -28,6 +28,11 @@ pub enum Slot {
     Schema,
     /// A database (DuckDB's catalog).
     Catalog,
+    /// Not a name: a policy object the statement used (`lines::object_entry`, the drift check).
+    Object,
+    /// Not a name: a column-restricted write target and the columns the principal sees
+    /// (`lines::write_entry`, constraint messages).
+    Writes,
 }
 
 impl Slot {
@@ -37,6 +42,8 @@ impl Slot {
             Slot::Qualified => 'Q',
             Slot::Schema => 'S',
             Slot::Catalog => 'C',
+            Slot::Object => 'O',
+            Slot::Writes => 'W',
         }
     }
 }
@@ -86,9 +93,26 @@ enum Piece {
     Hidden,
     /// Anything else (numbers, column names, values, expressions): left as DuckDB wrote it.
     Any,
+    /// A column of the table in the slot before it: `(a column hidden from you)` when the
+    /// principal's grant on that write target does not show it (`hidden`).
+    Col,
+    /// A CHECK constraint of the table in the slot before it (`CHECK(<expr>)`, maybe followed by
+    /// DuckDB's ` (Error: …)`): withheld when it reads a column the principal does not see.
+    Check,
+    /// An index key as DuckDB prints it (`col: value, …`): withheld when a column-restricted
+    /// target's key names a column the principal does not see.
+    Key,
+    /// The values of a whole key or row without column names: withheld on a column-restricted
+    /// target (which columns they are cannot be told).
+    Values,
+    /// A foreign key's `col: value` pairs: DuckDB names the columns of the *other* table's index
+    /// (the referenced table's on an insert, the referencing one's on a delete), a table the
+    /// principal may not see at all, with the target's values (a hidden default among them):
+    /// always withheld.
+    ForeignKey,
 }
 
-use Piece::{Any, Hidden, Lit, Obj};
+use Piece::{Any, Check, Col, ForeignKey, Hidden, Key, Lit, Obj, Values};
 
 /// `(DuckDB exception type, template)`, one per message that prints an object a rewritten
 /// statement names; read from DuckDB v2.0.0's sources (binder, catalog, storage) and checked
@@ -121,8 +145,22 @@ const TEMPLATES: &[(&str, &[Piece])] = &[
     ("Catalog", &[Obj(Slot::Table), Lit(" is not an "), Any]),
     ("Parser", &[Lit("table "), Obj(Slot::Table), Lit(" has more than one primary key")]),
     // storage (data_table.cpp, row_group_collection.cpp)
-    ("Constraint", &[Lit("NOT NULL constraint failed: "), Obj(Slot::Table), Lit("."), Any]),
-    ("Constraint", &[Lit("CHECK constraint failed on table "), Obj(Slot::Table), Lit(" with expression "), Any]),
+    ("Constraint", &[Lit("NOT NULL constraint failed: "), Obj(Slot::Table), Lit("."), Col]),
+    ("Constraint", &[Lit("CHECK constraint failed on table "), Obj(Slot::Table), Lit(" with expression "), Check]),
+    // index keys (art.cpp, bound_index.cpp): the fixed ends anchor the key, whatever its values hold
+    ("Constraint", &[Lit("Duplicate key \""), Key, Lit("\" violates primary key constraint.")]),
+    ("Constraint", &[Lit("Duplicate key \""), Key, Lit("\" violates unique constraint.")]),
+    ("Constraint", &[Lit("Violates foreign key constraint because key \""), ForeignKey, Lit("\" does not exist in the referenced table")]),
+    (
+        "Constraint",
+        &[
+            Lit("Violates foreign key constraint because key \""),
+            ForeignKey,
+            Lit("\" is still referenced by a foreign key in a different table. If this is an unexpected constraint \
+                 violation, please refer to our foreign key limitations in the documentation"),
+        ],
+    ),
+    ("Constraint", &[Lit("PRIMARY KEY or UNIQUE constraint violation: duplicate key \""), Values, Lit("\"")]),
     ("TransactionContext", &[Lit("Catalog write-write conflict on create with "), Hidden]),
     (
         "Invalid Input",
@@ -145,6 +183,11 @@ pub fn translate(blob: &str, kind: &str, message: &str) -> String {
         if matches(template, message, &mut slots) {
             return render(blob, template, &slots);
         }
+    }
+    // A constraint message no template reads may name any column of the target: on a
+    // column-restricted one it is withheld (fail closed).
+    if kind == "Constraint" && lines::any_restricted(blob) {
+        return hidden::WITHHELD.to_string();
     }
     message.to_string()
 }
@@ -217,16 +260,39 @@ fn unquote(text: &str) -> Option<String> {
 fn render(blob: &str, template: &[Piece], slots: &[&str]) -> String {
     let mut out = String::new();
     let mut slot = slots.iter();
+    // The physical table of the last object slot, as DuckDB printed it (for `Col` and `Check`).
+    let mut table = "";
     for piece in template {
         match piece {
             Lit(l) => out.push_str(l),
             Any => out.push_str(slot.next().copied().unwrap_or("")),
+            Col => {
+                let col = slot.next().copied().unwrap_or("");
+                out.push_str(if hidden::column_shown(blob, table, col) { col } else { hidden::COLUMN });
+            }
+            Check => {
+                let check = slot.next().copied().unwrap_or("");
+                out.push_str(if hidden::check_shown(blob, table, check) { check } else { hidden::OVER_HIDDEN });
+            }
+            Key => {
+                let key = slot.next().copied().unwrap_or("");
+                out.push_str(if hidden::key_shown(blob, key) { key } else { hidden::OVER_HIDDEN });
+            }
+            Values => {
+                let values = slot.next().copied().unwrap_or("");
+                out.push_str(if lines::any_restricted(blob) { hidden::VALUES } else { values });
+            }
+            ForeignKey => {
+                slot.next();
+                out.push_str(hidden::FOREIGN_KEY);
+            }
             Hidden => {
                 slot.next();
                 out.push_str("(hidden)");
             }
             Obj(kind) => {
                 let text = slot.next().copied().unwrap_or("");
+                table = text;
                 let (name, quoted) = match unquote(text) {
                     Some(n) => (n, true),
                     None => (text.to_string(), false),
@@ -254,6 +320,9 @@ fn lookup<'b>(blob: &'b str, kind: Slot, name: &str) -> Option<&'b str> {
     };
     found.map(|(_, v)| v)
 }
+
+pub mod hidden;
+pub mod lines;
 
 #[cfg(test)]
 mod tests;

@@ -13,7 +13,7 @@ use crate::sqltext::WalkMut as _;
 use super::Decision;
 use crate::authz::{ObjectType, Principal, View};
 use crate::error::{AclError, BadCall, Result};
-use crate::policy::{norm, Policy, RelationKind};
+use crate::policy::{norm, Policy};
 use crate::sqltext::ident;
 use sqlparser::ast::{
     Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, VisitorMut,
@@ -77,7 +77,7 @@ fn relation_sql(name: &str) -> Option<&'static str> {
         "duckdb_views" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
             table_name AS view_name, NULL::BIGINT AS view_oid, comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, \
             false AS internal, false AS temporary, column_count::BIGINT AS column_count, NULL::VARCHAR AS sql, \
-            true AS is_bound FROM {tables} WHERE table_type = 'VIEW'",
+            column_count IS NOT NULL AS is_bound FROM {tables} WHERE table_type = 'VIEW'",
         "duckdb_columns" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
             table_name, NULL::BIGINT AS table_oid, column_name, column_index::INTEGER AS column_index, \
             comment, false AS internal, NULL::VARCHAR AS column_default, is_nullable::BOOLEAN AS is_nullable, \
@@ -327,12 +327,7 @@ impl MetaRows {
 /// puts in place of `SELECT * FROM <object>`).
 pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Option<String>> {
     let Some(layers) = &o.layers else { return Ok(None) };
-    Ok(Some(match (&o.relation.kind, layers.is_empty()) {
-        (RelationKind::Table(p), true) => {
-            format!("SELECT * FROM {}.{}.{}", ident(&p.db), ident(&p.schema), ident(&p.name))
-        }
-        (kind, _) => crate::authz::slices::subquery(view, kind, layers, crate::authz::slices::Guard::Full)?.to_string(),
-    }))
+    crate::authz::slices::exposed(view, &o.relation.kind, layers).map(Some)
 }
 
 /// The columns `(name, type)` of an exposed query, or `None` when it does not bind.
@@ -361,10 +356,17 @@ pub fn listing_rows(
         out.schemas.push(vec![Some(c.clone()), Some(s.clone()), comment]);
     }
     for o in &listing.objects {
-        let cols = exposed_sql(&view, o)?.and_then(|sql| describe(&sql));
+        let exposed = exposed_sql(&view, o)?;
+        let cols = exposed.as_deref().and_then(|sql| describe(sql));
         let k = &o.key;
         let names = [k.catalog.as_str(), k.schema.as_str(), k.name.as_str()];
-        out.push(names, o.object_type, o.relation.comment.clone(), cols.as_deref(), o.insertable(), &o.relation.declared);
+        // An object whose policy SQL no longer binds over its source is listed, marked broken, with
+        // no columns (spec 005, "Broken objects"): never DuckDB's error, which names its source.
+        let comment = match (&exposed, &cols) {
+            (Some(_), None) => Some(broken(o.relation.comment.as_deref())),
+            _ => o.relation.comment.clone(),
+        };
+        out.push(names, o.object_type, comment, cols.as_deref(), o.insertable(), &o.relation.declared);
     }
     // A virtual schema's objects: every table and view its physical schema holds now, under the
     // virtual catalog and schema, RENAME form (physical columns as they are, no comment: the
@@ -382,10 +384,21 @@ pub fn listing_rows(
             let cols = describe(&sql);
             let insertable = object_type == ObjectType::Table && a.caps.contains(crate::policy::Caps::INSERT);
             let none = crate::policy::Declared::default();
-            out.push([&a.catalog, &a.schema, &name], object_type, None, cols.as_deref(), insertable, &none);
+            let comment = cols.is_none().then(|| broken(None));
+            out.push([&a.catalog, &a.schema, &name], object_type, comment, cols.as_deref(), insertable, &none);
         }
     }
     Ok(out)
+}
+
+/// What the comment of a broken object says (before the operator's comment, if it has one).
+pub const BROKEN: &str = "broken: no longer matches its source; ask an administrator";
+
+fn broken(comment: Option<&str>) -> String {
+    match comment {
+        Some(c) => format!("{BROKEN} ({c})"),
+        None => BROKEN.to_string(),
+    }
 }
 
 impl MetaRows {

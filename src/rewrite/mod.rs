@@ -16,6 +16,7 @@
 mod cache;
 mod ddl;
 mod defence;
+mod drift;
 mod errors;
 mod explain;
 mod functions;
@@ -37,7 +38,8 @@ mod writes;
 
 pub use cache::{allowed_bytes, Cached, RewriteCache};
 pub use defence::{check as defence_check, reparsed as defence_reparsed, spellings, Allowed, RefKind};
-pub use errors::{translate as translate_error, Slot as ErrorSlot};
+pub use drift::refusal as drift_refusal;
+pub use errors::{hidden::refused_update as hidden_check_refusal, translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use parse::{Host, NoHost, Printed, Tokens};
@@ -276,6 +278,7 @@ fn statement_with_names(
         explain::require(view, &decision)?;
     }
     let mut allowed = Allowed::rewritten(kind, &decision);
+    drift::record(view, &decision.granted, &mut decision.names);
     allowed.granted = std::mem::take(&mut decision.granted);
     // Physical tables no rule mapped to a name of the principal's (a virtual function's body)
     // are reported as "(hidden)".

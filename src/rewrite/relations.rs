@@ -142,6 +142,10 @@ impl Resolver<'_, '_, '_> {
             return Err(ReadOnly::View { object: resolved.key.to_string() }.into());
         };
         let write = writes::for_target(self.view, &resolved, phys, &self.view.layers(&resolved, needed)?)?;
+        if let Some(visible) = write.as_ref().and_then(|w| w.visible()) {
+            // Constraint messages never name a column the principal does not see (`errors::hidden`).
+            self.decision.names.push(super::errors::lines::write_entry(phys, visible));
+        }
         if let Some(w) = &write {
             // The write check calls error() by name and inlines the predicate (writes/).
             self.decision.functions.push(vec!["error".into()]);

@@ -75,3 +75,30 @@ mod tests {
         assert_eq!(quoted_name(&["d", "s\"", "n"]).to_string(), "\"d\".\"s\"\"\".\"n\"");
     }
 }
+
+/// The columns one SQL expression reads (lower-case; a qualified name's last part), in order;
+/// `None` when the text is not one expression. Function names are not columns.
+pub fn columns_read(expr: &str) -> Option<Vec<String>> {
+    use sqlparser::ast::{Expr, Visit, Visitor};
+    let dialect = sqlparser::dialect::DuckDbDialect {};
+    let mut p = sqlparser::parser::Parser::new(&dialect).try_with_sql(expr).ok()?;
+    let e = p.parse_expr().ok()?;
+    if p.peek_token_ref().token != sqlparser::tokenizer::Token::EOF {
+        return None;
+    }
+    struct Cols(Vec<String>);
+    impl Visitor for Cols {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> std::ops::ControlFlow<()> {
+            match e {
+                Expr::Identifier(i) => self.0.push(norm(&i.value)),
+                Expr::CompoundIdentifier(parts) => self.0.extend(parts.last().map(|i| norm(&i.value))),
+                _ => {}
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let mut v = Cols(Vec::new());
+    let _ = e.visit(&mut v);
+    Some(v.0)
+}

@@ -171,7 +171,8 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
         | Command::GrantSchema { .. }
         | Command::RevokeSchema { .. }
         | Command::GrantAdmin { .. }
-        | Command::RevokeAdmin { .. } => Ok(()),
+        | Command::RevokeAdmin { .. }
+        | Command::CheckCatalog { .. } => Ok(()),
     }
 }
 

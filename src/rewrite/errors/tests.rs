@@ -146,6 +146,7 @@ fn no_error_family_is_an_oracle_for_guessed_names() {
             ("Binder", format!("Table \"pay_x\" does not have a column with name \"{guess}\"")),
             // constraint errors carrying the principal's values
             ("Constraint", format!("Duplicate key \"id: {guess}\" violates primary key constraint.")),
+            // (a foreign key's pairs are always withheld: the same for every guess)
             ("Constraint", format!("Violates foreign key constraint because key \"id: {guess}\" does not exist in the referenced table")),
             // out of range, division
             ("Out of Range", format!("Overflow in multiplication of INT32 ({guess})")),
@@ -153,7 +154,10 @@ fn no_error_family_is_an_oracle_for_guessed_names() {
             ("Catalog", format!("Type with name {guess} does not exist!")),
         ] {
             let out = translate(&blob(), kind, &message);
-            if message.starts_with("Table \"pay_x\"") {
+            if message.starts_with("Violates foreign key") {
+                let withheld = "Violates foreign key constraint because key \"(withheld: it names another table's columns)\" does not exist in the referenced table";
+                assert_eq!(out, withheld);
+            } else if message.starts_with("Table \"pay_x\"") {
                 // the object slot holds a table DuckDB named (not this statement's): hidden, and
                 // the principal's column stays as written
                 assert_eq!(out, format!("Table \"(hidden)\" does not have a column with name \"{guess}\""));
@@ -162,4 +166,144 @@ fn no_error_family_is_an_oracle_for_guessed_names() {
             }
         }
     }
+}
+
+/// The blob of a statement writing `secretdb.main.emp_tbl` as `hr.emp` through a grant that shows
+/// only `id`, `name` and `bonus` (issue 31, finding 6).
+fn restricted_blob() -> String {
+    let mut d = crate::rewrite::Decision::default();
+    let phys = crate::policy::PhysName { db: "secretdb".into(), schema: "main".into(), name: "emp_tbl".into() };
+    d.map_object(&phys, &crate::policy::ObjKey { catalog: "hr".into(), schema: "main".into(), name: "emp".into() });
+    let visible: std::collections::BTreeSet<String> = ["id", "name", "bonus"].iter().map(|s| s.to_string()).collect();
+    d.names.push(lines::write_entry(&phys, &visible));
+    names_blob(&d.names)
+}
+
+#[track_caller]
+fn r(kind: &str, message: &str, expected: &str) {
+    assert_eq!(translate(&restricted_blob(), kind, message), expected, "{kind}: {message}");
+}
+
+#[test]
+fn hidden_columns_are_never_named_in_constraint_messages() {
+    r("Constraint", "NOT NULL constraint failed: emp_tbl.salary_band", "NOT NULL constraint failed: emp.(a column hidden from you)");
+    r("Constraint", "NOT NULL constraint failed: emp_tbl.\"Salary Band\"", "NOT NULL constraint failed: emp.(a column hidden from you)");
+    r("Constraint", "NOT NULL constraint failed: emp_tbl.name", "NOT NULL constraint failed: emp.name");
+    r("Constraint", "NOT NULL constraint failed: emp_tbl.\"NAME\"", "NOT NULL constraint failed: emp.\"NAME\"");
+    r(
+        "Constraint",
+        "CHECK constraint failed on table emp_tbl with expression CHECK((bonus <= salary))",
+        "CHECK constraint failed on table emp with expression (over a column hidden from you)",
+    );
+    r(
+        "Constraint",
+        "CHECK constraint failed on table emp_tbl with expression CHECK((bonus >= 0))",
+        "CHECK constraint failed on table emp with expression CHECK((bonus >= 0))",
+    );
+    r(
+        "Constraint",
+        "CHECK constraint failed on table emp_tbl with expression CHECK((CAST(ssn AS INTEGER) > 0)) (Error: Could not convert string '123-45' to INT32)",
+        "CHECK constraint failed on table emp with expression (over a column hidden from you)",
+    );
+    r(
+        "Constraint",
+        "CHECK constraint failed on table emp_tbl with expression CHECK((name <> ')x(')) (Unknown Error)",
+        "CHECK constraint failed on table emp with expression CHECK((name <> ')x(')) (Unknown Error)",
+    );
+    // an expression that does not read back is withheld
+    r("Constraint", "CHECK constraint failed on table emp_tbl with expression CHECK((bonus >", "CHECK constraint failed on table emp with expression (over a column hidden from you)");
+    r("Constraint", "Duplicate key \"id: 1\" violates primary key constraint.", "Duplicate key \"id: 1\" violates primary key constraint.");
+    r(
+        "Constraint",
+        "Duplicate key \"name: ann, code: k-secret\" violates unique constraint.",
+        "Duplicate key \"(over a column hidden from you)\" violates unique constraint.",
+    );
+    // a foreign key's pairs name the other table's index columns (here the parent's `id`, a
+    // name the target shows too) with the target's values (a hidden default): always withheld
+    r(
+        "Constraint",
+        "Violates foreign key constraint because key \"id: 9\" does not exist in the referenced table",
+        "Violates foreign key constraint because key \"(withheld: it names another table's columns)\" does not exist in the referenced table",
+    );
+    t(
+        "Constraint",
+        "Violates foreign key constraint because key \"secret_pk: 5\" is still referenced by a foreign key in a different table. If this is an unexpected constraint violation, please refer to our foreign key limitations in the documentation",
+        "Violates foreign key constraint because key \"(withheld: it names another table's columns)\" is still referenced by a foreign key in a different table. If this is an unexpected constraint violation, please refer to our foreign key limitations in the documentation",
+    );
+    r(
+        "Constraint",
+        "PRIMARY KEY or UNIQUE constraint violation: duplicate key \"ann, k-secret\"",
+        "PRIMARY KEY or UNIQUE constraint violation: duplicate key \"(withheld: the target has a column hidden from you)\"",
+    );
+    r("Constraint", "Incorrect value for generated column 'g INTEGER AS (salary * 2)' : Overflow", hidden::WITHHELD);
+}
+
+/// A key's values are the principal's own: a value that forges a `col: value` piece is withheld,
+/// the same whether the forged name is a hidden column, a name that is nowhere or a shown one —
+/// and a real hidden piece can never hide inside a shown value.
+#[test]
+fn key_text_depends_only_on_the_principals_own_values() {
+    for forged in ["code", "salary", "no_such_col"] {
+        r(
+            "Constraint",
+            &format!("Duplicate key \"name: x, {forged}: y\" violates unique constraint."),
+            "Duplicate key \"(over a column hidden from you)\" violates unique constraint.",
+        );
+    }
+    // a forged piece over a column the principal sees reads as DuckDB wrote it: what it sees
+    r("Constraint", "Duplicate key \"name: x, id: y\" violates unique constraint.", "Duplicate key \"name: x, id: y\" violates unique constraint.");
+    // a quote in the value cannot end the key early: the key is anchored at DuckDB's fixed end
+    r(
+        "Constraint",
+        "Duplicate key \"name: a\" violates unique constraint., code: k-secret\" violates unique constraint.",
+        "Duplicate key \"(over a column hidden from you)\" violates unique constraint.",
+    );
+    r("Constraint", "Duplicate key \"name: a: b\" violates unique constraint.", "Duplicate key \"(over a column hidden from you)\" violates unique constraint.");
+    r("Constraint", "Duplicate key \"name: , id: 3\" violates unique constraint.", "Duplicate key \"name: , id: 3\" violates unique constraint.");
+}
+
+#[test]
+fn statements_without_a_column_restricted_target_are_unchanged() {
+    // the blob of the earlier tests has no `W` line: DuckDB's text stands
+    t("Constraint", "NOT NULL constraint failed: payroll_2024.salary_band", "NOT NULL constraint failed: pay.salary_band");
+    t("Constraint", "Duplicate key \"name: ann, code: k\" violates unique constraint.", "Duplicate key \"name: ann, code: k\" violates unique constraint.");
+    t("Constraint", "Incorrect value for generated column 'g INTEGER AS (a * 2)' : Overflow", "Incorrect value for generated column 'g INTEGER AS (a * 2)' : Overflow");
+    // a malformed `W` line counts as a target whose every column is hidden
+    let blob = format!("{}W\tnot-three-parts\tid\n", blob());
+    assert_eq!(translate(&blob, "Constraint", "Duplicate key \"id: 1\" violates primary key constraint."), "Duplicate key \"(over a column hidden from you)\" violates primary key constraint.");
+}
+
+#[test]
+fn the_check_oracle_is_refused_for_checks_relating_shown_and_hidden_columns() {
+    let restricted = restricted_blob();
+    let refuse = |checks: Vec<&str>| {
+        let checks: Vec<String> = checks.into_iter().map(str::to_string).collect();
+        hidden::refused_update(&restricted, "UPDATE", &mut |t| {
+            assert_eq!((t.db.as_str(), t.schema.as_str(), t.name.as_str()), ("secretdb", "main", "emp_tbl"));
+            Some(checks.clone())
+        })
+        .map(|e| e.to_string())
+    };
+    assert_eq!(
+        refuse(vec!["(bonus >= 0)", "(bonus <= salary)"]).as_deref(),
+        Some("acl: UPDATE on hr.emp is refused: a CHECK constraint of its table relates a column you may write to a column hidden from you")
+    );
+    assert_eq!(refuse(vec!["(bonus >= 0)", "(salary > 0)"]), None, "shown alone, hidden alone: no oracle");
+    assert!(refuse(vec!["(bonus >"]).is_some(), "an expression that does not read back is refused");
+    assert!(hidden::refused_update(&restricted, "MERGE", &mut |_| None).is_some(), "a table that cannot be read is refused");
+    assert_eq!(hidden::refused_update(&blob(), "UPDATE", &mut |_| panic!("no W line: nothing to read")), None);
+}
+
+#[test]
+fn blob_lines_round_trip_any_name() {
+    use crate::policy::{Caps, ObjKey, PhysName};
+    let key = ObjKey { catalog: "c.x".into(), schema: "s,%".into(), name: "t\tn+1".into() };
+    let roles = vec!["a,b".to_string(), "r".to_string()];
+    let phys = PhysName { db: "d.b".into(), schema: "s".into(), name: "t\nn".into() };
+    let visible: std::collections::BTreeSet<String> = ["a.b", "c,d"].iter().map(|s| s.to_string()).collect();
+    let b = names_blob(&vec![lines::object_entry(&key, Caps::SELECT.union(Caps::UPDATE), &roles), lines::write_entry(&phys, &visible)]);
+    assert_eq!(lines::objects(&b), vec![lines::ObjectLine { key, caps: Caps::SELECT.union(Caps::UPDATE), roles }]);
+    assert_eq!(lines::restricted(&b), vec![lines::Restricted { table: phys, visible }]);
+    assert!(lines::any_restricted(&b));
+    assert!(!lines::any_restricted(&blob()));
 }

@@ -87,9 +87,12 @@ fn listing_rows_hold_virtual_names_and_the_exposed_shapes() {
         rows.tables.iter().map(|r| (r[2].as_deref().unwrap(), r[3].as_deref().unwrap())).collect();
     assert_eq!(tables, [("orders", "BASE TABLE"), ("people", "BASE TABLE"), ("v", "VIEW")]);
     assert_eq!(rows.columns.len(), 4);
-    // a shape that does not bind: listed without columns
+    // a shape that does not bind: listed without columns, marked broken (issue 31, finding 4)
     let rows = listing_rows(&p, &arg, &mut |_| None, &mut |_, _| None).unwrap();
     assert_eq!((rows.tables.len(), rows.columns.len()), (3, 0));
+    assert!(rows.tables.iter().all(|r| r[4].as_deref() == Some(BROKEN) && r[5].is_none()), "{:?}", rows.tables);
+    let all = format!("{rows:?}");
+    assert!(!all.contains("phys") && !all.contains("secret"), "{all}");
     // a principal whose role is gone gets an error, not someone else's listing
     assert!(listing_rows(&p, &principal_arg(&Principal::role("ghost")), &mut |_| None, &mut |_, _| None).is_err());
 }

@@ -136,6 +136,11 @@ fn is_default_keyword(i: &Ident) -> bool {
 }
 
 impl WriteSlice {
+    /// The columns the principal sees of a column-restricted target (`None`: every column).
+    pub(super) fn visible(&self) -> Option<&BTreeSet<String>> {
+        self.writable.as_ref()
+    }
+
     fn outside(&self, verb: &str) -> Expr {
         let msg = format!("acl: a row written by {verb} is outside the principal's slice of {}", self.object);
         parse_expr(&format!("error({})", crate::sqltext::literal(&msg))).expect("a literal call parses")
