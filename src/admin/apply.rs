@@ -148,7 +148,7 @@ fn create_catalog(
 
 /// `ALTER VIRTUAL CATALOG c SET SOURCES (…)`: the list replaces the one before. Objects its
 /// managers mapped under a source no longer listed stay (as PostgreSQL keeps objects whose
-/// creator lost CREATE); `acl_check_catalog` names them.
+/// creator lost CREATE).
 fn set_sources(p: &mut Policy, catalog: &str, sources: &[crate::policy::policy_sql::Source]) -> Result<String> {
     let cat = p.catalogs.get_mut(catalog).ok_or_else(|| catalog_missing(catalog))?;
     cat.sources = sources.iter().cloned().collect();

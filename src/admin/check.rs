@@ -29,7 +29,7 @@ pub const COLUMNS: [&str; 7] = ["kind", "catalog", "object", "object_type", "fin
 /// One row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// Which check found it: `drift`.
+    /// Which check found it: `drift`, or `policy_sql` (policy SQL the rules now refuse).
     pub kind: &'static str,
     pub catalog: String,
     /// The virtual object (or schema) as its key prints.
@@ -81,6 +81,21 @@ pub fn check(policy: &Policy, catalog: Option<&str>, host: &mut dyn Host) -> Res
             let key = ObjKey { catalog: name.clone(), schema: schema.clone(), name: object.clone() };
             let mut c = Checker { policy, view: &view, host: &mut *host, key: &key, rel, out: &mut out };
             c.object();
+        }
+    }
+    // Policy SQL that would be refused if it were written now (a store loaded by an older build
+    // is refused whole, so in practice: none; spec 007, "Policy SQL is input").
+    for (cat, message) in super::policy_sql::pieces_refused(policy) {
+        if catalog.is_none_or(|c| c == cat) {
+            out.push(Finding {
+                kind: "policy_sql",
+                catalog: cat,
+                object: String::new(),
+                object_type: "policy SQL",
+                finding: message,
+                detail: String::new(),
+                repair: "rewrite or drop it (CREATE OR REPLACE …, ALTER … SET …)".into(),
+            });
         }
     }
     Ok(out)

@@ -49,26 +49,32 @@ pub fn check_policy(policy: &Policy) -> Result<()> {
 
 /// Every failure of a whole policy, one line each (the store's refusal lists them all).
 pub fn findings(policy: &Policy) -> Vec<String> {
+    pieces_refused(policy).into_iter().map(|(_, e)| e).collect()
+}
+
+/// Every failure of a whole policy with the catalog it belongs to (`acl_check_catalog`'s
+/// `policy_sql` rows), each as its message without the `acl: ` prefix.
+pub fn pieces_refused(policy: &Policy) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let _ = walk_pieces(policy, None, &|_| Author::Operator, &mut |e| {
+    let _ = walk_pieces(policy, None, &|_| Author::Operator, &mut |catalog, e| {
         let e = e.to_string();
-        out.push(e.strip_prefix("acl: ").map_or(e.clone(), str::to_string));
+        out.push((catalog.to_string(), e.strip_prefix("acl: ").map_or(e.clone(), str::to_string)));
         Ok(())
     });
     out
 }
 
 fn each_piece(after: &Policy, before: Option<&Policy>, author: &dyn Fn(&str) -> Author) -> Result<()> {
-    walk_pieces(after, before, author, &mut Err)
+    walk_pieces(after, before, author, &mut |_, e| Err(e))
 }
 
 /// Walks the pieces of `after` (those that differ from `before`'s, when given), handing each
-/// refusal to `found` (which stops the walk by returning it).
+/// refusal, with the piece's catalog, to `found` (which stops the walk by returning it).
 fn walk_pieces<'p>(
     after: &'p Policy,
     before: Option<&Policy>,
     author: &dyn Fn(&str) -> Author,
-    found: &mut dyn FnMut(AclError) -> Result<()>,
+    found: &mut dyn FnMut(&str, AclError) -> Result<()>,
 ) -> Result<()> {
     let empty = BTreeSet::new();
     let rules = |catalog: &'p str| {
@@ -87,9 +93,9 @@ fn walk_pieces<'p>(
                 continue;
             }
             let key = ObjKey { catalog: name.clone(), schema: schema.clone(), name: object.clone() };
-            relation(&r, &key, rel).or_else(&mut *found)?;
+            relation(&r, &key, rel).or_else(|e| found(name, e))?;
         }
-        schemas(&r, name, cat, old.map(|o| o.cloned().unwrap_or_default()).as_ref()).or_else(&mut *found)?;
+        schemas(&r, name, cat, old.flatten()).or_else(|e| found(name, e))?;
     }
     for (role_name, role) in after.roles.iter() {
         let old = before.map(|b| b.roles.get(role_name));
@@ -98,14 +104,14 @@ fn walk_pieces<'p>(
                 continue;
             }
             let place = format!("role \"{role_name}\"'s grant on catalog {catalog}");
-            slice(&rules(catalog), &place, &g.slice).or_else(&mut *found)?;
+            slice(&rules(catalog), &place, &g.slice).or_else(|e| found(catalog, e))?;
         }
         for (key, g) in &role.object_grants {
             if old.is_some_and(|o| o.and_then(|o| o.object_grants.get(key)).map(|g| &g.slice) == Some(&g.slice)) {
                 continue;
             }
             let place = format!("role \"{role_name}\"'s grant on {key}");
-            slice(&rules(&key.catalog), &place, &g.slice).or_else(&mut *found)?;
+            slice(&rules(&key.catalog), &place, &g.slice).or_else(|e| found(&key.catalog, e))?;
         }
     }
     for (vkey, f) in &after.functions.virtuals {
@@ -114,7 +120,7 @@ fn walk_pieces<'p>(
         }
         let (catalog, schema, name, kind) = vkey;
         let key = ObjKey { catalog: catalog.clone(), schema: schema.clone(), name: name.clone() };
-        function(&rules(catalog), &key, *kind, f).or_else(&mut *found)?;
+        function(&rules(catalog), &key, *kind, f).or_else(|e| found(catalog, e))?;
     }
     Ok(())
 }

@@ -230,6 +230,8 @@ fn a_whole_policy_is_judged_as_an_operators_and_every_finding_is_listed() {
     assert!(found.iter().any(|f| f.contains("virtual view c.esc") && f.contains("acl_exec")), "{found:?}");
     assert!(found.iter().any(|f| f.contains("RLS of virtual table c.t") && f.contains("query_table")), "{found:?}");
     assert!(check_policy(&p).is_err());
+    // acl_check_catalog lists them under their catalog.
+    assert!(pieces_refused(&p).iter().all(|(c, _)| c == "c"));
     // The store's schema is never a source, whoever wrote the object.
     let mut q = base();
     q.home = Some(Home { db: "aclcat".into(), schema: "acl".into() });
