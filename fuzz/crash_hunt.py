@@ -26,6 +26,7 @@ import json
 import os
 import random
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,20 +47,50 @@ class Child:
         self.proc = None
 
     def start(self):
+        # stderr to a file: a pipe nobody reads would block a child that writes much there
+        self.err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [self.python, CHILD, self.ext],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self.err,
             text=True,
             bufsize=1,
         )
+        self.pending = b""
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
         self.proc = None
+
+    def stacks(self):
+        """Every thread's stack of a hung child, when gdb is at hand (the end of each)."""
+        if not shutil.which("gdb"):
+            return ""
+        try:
+            p = subprocess.run(["gdb", "-p", str(self.proc.pid), "-batch", "-ex", "thread apply all bt 25"],
+                               capture_output=True, text=True, timeout=120)
+            return "\n".join(l for l in p.stdout.splitlines() if l.startswith(("#", "Thread")))[-6000:]
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    def readline(self):
+        """The child's next line ("" at its end, None after `step_timeout` without one). Read
+        from the pipe itself: a buffered reader would hold lines that `select` cannot see."""
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([fd], [], [], self.step_timeout)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                rest, self.pending = self.pending, b""
+                return rest.decode(errors="replace")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line.decode(errors="replace") + "\n"
 
     def run(self, program):
         """Runs one program. Outcomes: ok, signal, exit, hang, internal, listing."""
@@ -68,23 +99,22 @@ class Child:
         self.proc.stdin.write(json.dumps(program) + "\n")
         self.proc.stdin.flush()
         step = -1
-        buf = ""
         while True:
-            ready, _, _ = select.select([self.proc.stdout], [], [], self.step_timeout)
-            if not ready:
+            line = self.readline()
+            if line is None:
+                stacks = self.stacks()
                 self.stop()
-                return "hang", f"no report for {self.step_timeout}s", step
-            line = self.proc.stdout.readline()
+                return "hang", f"no report for {self.step_timeout}s\n{stacks}", step
             if not line:
                 rc = self.proc.wait()
-                err = self.proc.stderr.read()[-2000:]
+                self.err.seek(0)
+                err = self.err.read()[-2000:].decode(errors="replace")
                 self.proc = None
                 if rc < 0:
                     return "signal", f"killed by signal {-rc}\n{err}", step
                 return "exit", f"exit status {rc}\n{err}", step
-            buf = line.strip()
             try:
-                msg = json.loads(buf)
+                msg = json.loads(line)
             except ValueError:
                 continue  # something DuckDB printed
             if msg[0] == "step":
