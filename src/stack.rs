@@ -225,7 +225,8 @@ mod tests {
             .unwrap()
             .join()
             .unwrap();
-        assert!((500 << 10..=640 << 10).contains(&size), "{size}");
+        // glibc may hand the thread a cached stack up to four times the size asked for
+        assert!((500 << 10..=4 * (640 << 10)).contains(&size), "{size}");
         assert!(shallow < size && shallow > size - (64 << 10), "{shallow} of {size}");
         // a hundred frames of over 1 KiB each lower it by at least that much
         assert!(deep + (100 << 10) < shallow, "{deep} vs {shallow}");
