@@ -115,6 +115,55 @@ pub fn run<R>(work: impl FnOnce() -> R) -> Result<R, NoRoom> {
     outcome.map_err(|p| std::panic::resume_unwind(p))
 }
 
+thread_local! {
+    /// This thread's own stack as `(lowest usable address, size)`: `(0, 0)` not read yet,
+    /// `(1, 0)` unreadable.
+    static THREAD_STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// The calling thread's own stack, `(lowest usable address, size)`, as pthreads reports it (the
+/// main thread's from its rlimit; read once per thread), or `None` when it cannot be read.
+fn thread_stack() -> Option<(usize, usize)> {
+    let cached = THREAD_STACK.get();
+    if cached.0 != 0 {
+        return (cached.0 != 1).then_some(cached);
+    }
+    // SAFETY: `attr` is initialised by `pthread_getattr_np` before it is read and destroyed once;
+    // the out-pointers are locals.
+    let read = unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            None
+        } else {
+            let (mut addr, mut size, mut guard) = (std::ptr::null_mut::<libc::c_void>(), 0usize, 0usize);
+            let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+            // glibc reports the guard pages inside the range of a thread it created
+            if libc::pthread_attr_getguardsize(&attr, &mut guard) != 0 {
+                guard = 0;
+            }
+            libc::pthread_attr_destroy(&mut attr);
+            (ok && !addr.is_null() && size > guard).then(|| (addr as usize + guard, size - guard))
+        }
+    };
+    THREAD_STACK.set(read.unwrap_or((1, 0)));
+    read
+}
+
+/// The stack the caller runs on now, `(bytes left below the caller's frame, whole size)`: this
+/// thread's region while on it, else the thread's own stack; `None` when the thread's stack
+/// cannot be read. What binds DuckDB's nested views asks it before letting DuckDB go deeper
+/// (spec 011, "Nesting").
+#[inline(never)]
+pub fn room() -> Option<(usize, usize)> {
+    let marker = 0u8;
+    let here = std::hint::black_box(&marker) as *const u8 as usize;
+    if ON.get() {
+        let base = REGION.with_borrow(|r| r.as_ref().map(|r| r.base as usize))?;
+        return Some((here.saturating_sub(base + GUARD_BYTES), REGION_BYTES - GUARD_BYTES));
+    }
+    thread_stack().map(|(low, size)| (here.saturating_sub(low), size))
+}
+
 /// Whether the last run reached below `top - KEEP_BYTES`: one word there is read (an untouched
 /// page reads as zero; reading it maps the shared zero page, no memory). A run that went deep but
 /// left that one word zero keeps its pages until a later one is seen: memory, never safety.
@@ -157,6 +206,34 @@ mod tests {
         // the thread can still switch after a panic
         assert_eq!(run(|| ON.get()).unwrap(), true);
         assert!(!ON.get());
+    }
+
+    fn room_at(n: usize) -> usize {
+        let pad = std::hint::black_box([0u8; 1024]);
+        if n == 0 {
+            room().unwrap().0 + pad[0] as usize
+        } else {
+            room_at(n - 1) + pad[1] as usize
+        }
+    }
+
+    #[test]
+    fn room_is_what_is_left_of_the_stack_the_caller_runs_on() {
+        let (shallow, deep, size) = std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(|| (room().unwrap().0, room_at(100), room().unwrap().1))
+            .unwrap()
+            .join()
+            .unwrap();
+        // glibc may hand the thread a cached stack up to four times the size asked for
+        assert!((500 << 10..=4 * (640 << 10)).contains(&size), "{size}");
+        assert!(shallow < size && shallow > size - (64 << 10), "{shallow} of {size}");
+        // a hundred frames of over 1 KiB each lower it by at least that much
+        assert!(deep + (100 << 10) < shallow, "{deep} vs {shallow}");
+        // on the region: nearly all of the region
+        let (left, size) = run(|| room().unwrap()).unwrap();
+        assert_eq!(size, REGION_BYTES - GUARD_BYTES);
+        assert!(left > size - (1 << 20) && left < size, "{left}");
     }
 
     #[test]
