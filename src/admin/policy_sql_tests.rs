@@ -174,12 +174,12 @@ fn a_catalog_manager_maps_only_what_is_listed_and_cannot_list_more() {
         // Global manage is not held to the list.
         judge(&p, Some("boss"), sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
-    // A function of an attached database: only under a listed schema, and never for global
-    // manage (its body is nobody's policy SQL); an operator may.
+    // A function of an attached database: only an operator's (its body is nobody's policy SQL,
+    // and a missing one is a method call through the search path), even under a listed schema.
     let alias = "CREATE VIRTUAL SCALAR c.sf(a INTEGER) ALIAS OF secret.main.m";
     assert!(matches!(refused(&p, Some("mgr"), alias), Some(Forbidden::NotBuiltin { .. })));
     assert!(matches!(refused(&p, Some("boss"), alias), Some(Forbidden::NotBuiltin { .. })));
-    judge(&p, Some("mgr"), "CREATE VIRTUAL SCALAR c.sf(a INTEGER) ALIAS OF phys.main.m").unwrap();
+    assert!(matches!(refused(&p, Some("mgr"), "CREATE VIRTUAL SCALAR c.sf(a INTEGER) ALIAS OF phys.main.m"), Some(Forbidden::NotBuiltin { .. })));
     judge(&p, Some("root"), alias).unwrap();
     // The list is global manage's to set (the scope check refuses the manager, tested in scope_tests).
     assert_eq!(super::super::scope::needs(&parse("ALTER VIRTUAL CATALOG c SET SOURCES (secret)").unwrap()).0, super::super::scope::Need::Global);
@@ -249,8 +249,10 @@ fn a_three_part_call_is_judged_as_the_built_in_a_method_call_reaches_too() {
     let sql = "CREATE OR REPLACE VIRTUAL VIEW c.v AS SELECT * FROM phys.main.read_csv('f')";
     assert!(matches!(refused(&p, Some("mgr"), sql), Some(Forbidden::Reader { .. })));
     judge(&p, Some("root"), sql).unwrap();
-    // A function that is no built-in stays the listed schema's to call.
-    judge(&p, Some("mgr"), "CREATE OR REPLACE VIRTUAL VIEW c.v AS SELECT phys.main.my_macro(1) AS m").unwrap();
+    // A function that is no built-in is an operator's to call, even under a listed schema.
+    let sql = "CREATE OR REPLACE VIRTUAL VIEW c.v AS SELECT phys.main.my_macro(1) AS m";
+    assert!(matches!(refused(&p, Some("mgr"), sql), Some(Forbidden::NotBuiltin { .. })));
+    judge(&p, Some("root"), sql).unwrap();
 }
 
 #[test]

@@ -146,6 +146,10 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
         .map_err(|_| AclError::internal("a policy expression did not parse"))?;
     crate::sqltext::substitute_claims(&mut *query, |k| view.claim(k))?;
     let _ = query.walk_mut(&mut Unparen);
+    // A virtual view's CTEs bind as DuckDB binds them, or not at all (spec 011, "regions").
+    if matches!(source, RelationKind::View(_)) {
+        crate::sqltext::rename_ctes(&mut *query);
+    }
     Ok(query)
 }
 

@@ -105,7 +105,11 @@ fn management_output(policy: &Policy, n: usize) -> Output {
     Output {
         sql: String::new(),
         statements: n,
-        names: String::new(),
+        // A blob with no names: the shim treats the batch's statements as ours, so its validation
+        // statements bind with replacement scans off (a three-part name of no attached database
+        // must not read a file as the gateway) and DuckDB's errors about them name nothing
+        // physical (spec 007, "Policy SQL is input").
+        names: crate::rewrite::names_blob(std::iter::empty()),
         checks: vec![None; n],
         version: policy.version,
         expires: 0,

@@ -54,9 +54,10 @@ fn refusal(outcome: Outcome) -> String {
 }
 
 /// Finding 5: every statement of a principal's batch has a blob (so the shim translates its
-/// errors), also one that names no table; the gateway's management batches have none.
+/// errors), also one that names no table; management batches the header alone (their validation
+/// statements bind with replacement scans off, spec 007).
 #[test]
-fn every_principal_batch_has_a_blob_and_management_none() {
+fn every_principal_batch_has_a_blob_and_management_the_header() {
     let s = state();
     let run = |q: &str| {
         let toks = crate::prefix::test_tokens(q);
@@ -67,7 +68,7 @@ fn every_principal_batch_has_a_blob_and_management_none() {
     assert_eq!(run("ACL ROLE \"clerk\" SELECT 1"), HEADER);
     let with_table = run("ACL ROLE \"clerk\" SELECT * FROM pay");
     assert!(with_table.starts_with(HEADER) && with_table.contains("T\tpayroll_2024\tpay\n"), "{with_table}");
-    assert_eq!(run("ACL ADMIN CREATE ROLE other"), "");
+    assert_eq!(run("ACL ADMIN CREATE ROLE other"), HEADER);
 }
 
 /// `acl_max_rewrite_bytes` is the principal's limit: a management batch is the gateway's own.

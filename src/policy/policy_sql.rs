@@ -184,13 +184,14 @@ impl Rules<'_> {
     }
 
     /// A function of an attached database (a macro someone created): its body is nobody's
-    /// policy SQL, so only an operator may call one — or a catalog manager, where an
-    /// administrator listed its schema.
+    /// policy SQL, so only an operator may call one. Not a catalog manager, even under a listed
+    /// schema: should the schema hold no such function (now, or after a DROP), DuckDB binds the
+    /// name as a method call and looks `f` up through the search path, where a macro of the
+    /// default database answers (the host's list, read at load, knows no user macro).
     fn attached_function(&self, db: &str, schema: &str, shown: String) -> Result<(), Forbidden> {
         table_anywhere(db, schema, "", self.home).map_err(|_| Forbidden::Reserved { name: shown.clone() })?;
-        match (self.author, self.listed) {
-            (Author::Operator, _) => Ok(()),
-            (Author::CatalogManage, Some((_, sources))) if sources.iter().any(|s| s.covers_schema(db, schema)) => Ok(()),
+        match self.author {
+            Author::Operator => Ok(()),
             _ => Err(Forbidden::NotBuiltin { name: shown }),
         }
     }

@@ -50,7 +50,8 @@ impl Slot {
 
 /// First line of every principal batch's blob: the shim remembers (and translates the errors of)
 /// exactly the statements whose blob is not empty, so a statement that names no table is covered
-/// too; management batches (the gateway's own) have an empty blob and are never touched.
+/// too. Management batches carry the header alone (their validation statements bind with
+/// replacement scans off, their errors name nothing physical); `ACL NATIVE` statements none.
 const HEADER: &str = "acl names\n";
 
 /// One line per name: `<slot>\t<physical>\t<virtual>`. The first mapping recorded for a slot and

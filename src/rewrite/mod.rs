@@ -39,7 +39,7 @@ mod writes;
 pub use cache::{allowed_bytes, Cached, RewriteCache};
 pub use defence::{check as defence_check, reparsed as defence_reparsed, spellings, Allowed, RefKind};
 pub use drift::refusal as drift_refusal;
-pub use errors::{hidden::refused_update as hidden_check_refusal, translate as translate_error, Slot as ErrorSlot};
+pub use errors::{hidden::refused_update as hidden_check_refusal, names_blob, translate as translate_error, Slot as ErrorSlot};
 pub use functions::FnGate;
 pub use metadata::{listing_rows, metadata_kind, MetaCache, MetaRows};
 pub use parse::{Host, NoHost, Printed, Tokens};

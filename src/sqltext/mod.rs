@@ -3,10 +3,12 @@
 //! rewrite's own markers, and a virtual function body's normalisation. A leaf module: it knows
 //! sqlparser and `error`, nothing of policies or principals (what it needs of them is passed in).
 mod body;
+mod ctes;
 mod placeholders;
 mod walk;
 
 pub use body::{check_reserved, check_reserved_except, normalise_body};
+pub use ctes::{rename_ctes, CTE_PREFIX};
 pub use walk::{Walk, WalkMut};
 pub use placeholders::{acl_arg_index, claim_name, claim_value, is_acl_claim, substitute_claims};
 

@@ -133,8 +133,10 @@ impl<'a> Expand<'a, '_> {
                 }
                 Form::Region => {
                     let args = Self::bind_args(call, args, true)?;
-                    let region = Region::of(body);
                     let mut body = body.clone();
+                    // Its CTEs bind as DuckDB binds them, or not at all (spec 011, "regions").
+                    crate::sqltext::rename_ctes(&mut body);
+                    let region = Region::of(&body);
                     let values = self.region_body(&mut body, args)?;
                     static SELECT: OnceLock<Query> = OnceLock::new();
                     let mut inner = Box::new(template(&SELECT, "SELECT 1").clone());
@@ -186,8 +188,9 @@ impl<'a> Expand<'a, '_> {
         let FnBody::Query(q) = &*call.function.body else { return Err(AclError::internal("a table function without a body")) };
         self.decision.room.take(body_growth(&**q))?; // spec 012, "Memory"
         let args = Self::bind_args(call, args, true)?;
-        let region = Region::of(&**q);
         let mut body = q.clone();
+        crate::sqltext::rename_ctes(&mut *body);
+        let region = Region::of(&*body);
         let values = self.region_body(&mut *body, args)?;
         let subquery = self.region(region, body, values);
         let alias = alias.take().unwrap_or_else(|| alias_as(&call.key.name));
