@@ -145,6 +145,7 @@ private:
 	// The region of the item being visited (0: outside every region), and how many were opened.
 	uint32_t region = 0;
 	uint32_t opened = 0;
+	QueryNode *top = nullptr;
 
 	void Literal(AclRefKind kind, string text) {
 		literals.push_back(std::move(text));
@@ -174,6 +175,9 @@ private:
 	}
 	void Node(QueryNode *n, uint32_t in) {
 		if (n) {
+			if (!top) {
+				top = n; // the first node Body hands over is the statement's top query
+			}
 			nodes.push_back({n, in});
 		}
 	}
@@ -283,9 +287,11 @@ private:
 		for (auto &kv : node.cte_map.map) {
 			Name(AclRefKind::CteDef, kv.first);
 			// A slice the statement names more than once is a CTE whose body is the slice: reported
-			// right after the CTE's name, outside every region (Rust pairs the two).
+			// right after the CTE's name (Rust pairs the two), only on the statement's top query,
+			// whose scope every reference in the statement is in. Elsewhere its body is walked as
+			// the principal's (its table is then refused outside its region).
 			auto body = kv.second->query_node.get();
-			auto marker = region == 0 ? SliceMarker(body) : nullptr;
+			auto marker = region == 0 && &node == top ? SliceMarker(body) : nullptr;
 			if (marker) {
 				Name(AclRefKind::Region, *marker);
 				Node(body, ++opened);

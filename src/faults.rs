@@ -19,6 +19,10 @@ pub struct Faults {
     /// A virtual function's arguments are substituted in place inside its body (the behaviour
     /// before issue 10: the principal's names bind against the body's tables).
     pub vfn_args_in_place: bool,
+    /// A slice the statement names more than once gets its CTE where its first reference stood
+    /// (`(WITH "__acl_s<j>" AS (<slice>) SELECT * FROM "__acl_s<j>") AS alias`) instead of on the
+    /// statement's top: the other references are outside its scope and bind to the catalog.
+    pub shared_cte_nested: bool,
 }
 
 impl Faults {
@@ -32,6 +36,7 @@ impl Faults {
             no_defence: on("no_defence"),
             vfn_args_unresolved: on("vfn_args_unresolved"),
             vfn_args_in_place: on("vfn_args_in_place"),
+            shared_cte_nested: on("shared_cte_nested"),
         }
     }
 

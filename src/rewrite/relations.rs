@@ -44,13 +44,15 @@ pub(super) fn apply_in(
         next_cte: 0,
         trusted: super::trusted::Trusted::new(faults),
         persistent_view,
-        shared: super::slices::can_share(stmt).then(Vec::new),
+        // A view's body stays as written (DuckDB keeps its parse, and the second check wants a
+        // shared slice on the statement's top, spec 011): only statements share slices.
+        shared: (!view_body && super::slices::can_share(stmt)).then(Vec::new),
     };
     if let ControlFlow::Break(e) = stmt.walk_mut(&mut r) {
         return Err(e);
     }
     match r.shared {
-        Some(shared) => super::slices::share(stmt, &shared),
+        Some(shared) => super::slices::share(stmt, &shared, faults.shared_cte_nested),
         None => Ok(()),
     }
 }
@@ -409,7 +411,7 @@ impl Resolver<'_, '_, '_> {
                         TableFactor::Table { sample, .. } => sample.take(),
                         _ => None,
                     };
-                    *tf = super::slices::reference(s.region, alias, sample);
+                    *tf = super::slices::reference(s.region, Some(alias), sample);
                     if let TableFactor::Table { name, .. } = tf {
                         self.handled.insert(addr(name));
                     }

@@ -97,7 +97,7 @@ pub(super) fn can_share(stmt: &Statement) -> bool {
 
 /// A later reference to a shared slice: `"__acl_s<j>" AS <the principal's alias>`, with the
 /// principal's sample.
-pub(super) fn reference(j: usize, alias: TableAlias, sample: Option<TableSampleKind>) -> TableFactor {
+pub(super) fn reference(j: usize, alias: Option<TableAlias>, sample: Option<TableSampleKind>) -> TableFactor {
     static REF: std::sync::OnceLock<Query> = std::sync::OnceLock::new();
     let mut tf = match template(&REF, "SELECT * FROM \"x\"").body.as_ref() {
         SetExpr::Select(s) => s.from[0].relation.clone(),
@@ -105,7 +105,7 @@ pub(super) fn reference(j: usize, alias: TableAlias, sample: Option<TableSampleK
     };
     if let TableFactor::Table { name, alias: a, sample: s, .. } = &mut tf {
         *name = ObjectName::from(vec![crate::sqltext::quoted(&cte_name(j))]);
-        *a = Some(alias);
+        *a = alias;
         *s = sample;
     }
     tf
@@ -118,7 +118,8 @@ pub(super) fn reference(j: usize, alias: TableAlias, sample: Option<TableSampleK
 /// once however often the statement names it, binds it once and copies its plan per reference
 /// before the filters are pushed down (NOT MATERIALIZED: a CTE named twice would otherwise be
 /// computed once and scanned, which keeps the principal's filters out of its scan).
-pub(super) fn share(stmt: &mut Statement, shared: &[Shared]) -> Result<()> {
+/// `nested` (test fault `shared_cte_nested`): the CTE where the first reference stood instead.
+pub(super) fn share(stmt: &mut Statement, shared: &[Shared], nested: bool) -> Result<()> {
     let wanted: Vec<usize> = shared.iter().filter(|s| s.again).map(|s| s.region).collect();
     if wanted.is_empty() {
         return Ok(());
@@ -126,6 +127,7 @@ pub(super) fn share(stmt: &mut Statement, shared: &[Shared]) -> Result<()> {
     struct Take<'w> {
         wanted: &'w [usize],
         found: Vec<(usize, Box<Query>)>,
+        nested: bool,
     }
     impl VisitorMut for Take<'_> {
         type Break = ();
@@ -134,29 +136,35 @@ pub(super) fn share(stmt: &mut Statement, shared: &[Shared]) -> Result<()> {
             let Some(j) = region_of(subquery).filter(|j| self.wanted.contains(j) && alias.is_some()) else {
                 return ControlFlow::Continue(());
             };
-            let (alias, sample) = (alias.take().expect("checked above"), sample.take());
-            let placeholder = TableFactor::Derived { lateral: false, subquery: Box::new(empty()), alias: None, sample: None };
-            if let TableFactor::Derived { subquery, .. } = std::mem::replace(tf, placeholder) {
-                self.found.push((j, subquery));
-            }
-            *tf = reference(j, alias, sample);
+            let (alias, sample) = (alias.take(), sample.take());
+            let slice = std::mem::replace(subquery, Box::new(empty()));
+            *tf = if self.nested {
+                // (the test fault) `(WITH "__acl_s<j>" AS (<slice>) SELECT * FROM "__acl_s<j>") AS alias`
+                let mut q = Box::new(template(&STAR, "SELECT * FROM \"x\"").clone());
+                if let SetExpr::Select(s) = q.body.as_mut() {
+                    s.from[0].relation = reference(j, None, None);
+                }
+                q.with = Some(With { cte_tables: vec![cte(j, slice)], ..with_template().clone() });
+                TableFactor::Derived { lateral: false, subquery: q, alias, sample }
+            } else {
+                self.found.push((j, slice));
+                reference(j, alias, sample)
+            };
             ControlFlow::Continue(())
         }
     }
-    let mut take = Take { wanted: &wanted, found: Vec::with_capacity(wanted.len()) };
+    static STAR: std::sync::OnceLock<Query> = std::sync::OnceLock::new();
+    let mut take = Take { wanted: &wanted, found: Vec::with_capacity(wanted.len()), nested };
     let _ = stmt.walk_mut(&mut take);
+    if nested {
+        return Ok(());
+    }
     if take.found.len() != wanted.len() {
         return Err(AclError::internal("a shared slice lost its first reference"));
     }
     take.found.sort_unstable_by_key(|(j, _)| *j);
-    static WITH: std::sync::OnceLock<Query> = std::sync::OnceLock::new();
-    let with = template(&WITH, "WITH \"x\" AS NOT MATERIALIZED (SELECT 1) SELECT 1").with.as_ref().expect("a fixed template");
-    let ctes = take.found.into_iter().map(|(j, query)| {
-        let mut cte = with.cte_tables[0].clone();
-        cte.alias.name = crate::sqltext::quoted(&cte_name(j));
-        cte.query = query;
-        cte
-    });
+    let with = with_template();
+    let ctes = take.found.into_iter().map(|(j, query)| cte(j, query));
     match top(stmt) {
         Some(q) => match &mut q.with {
             // first: the statement's own CTEs may read them
@@ -166,6 +174,20 @@ pub(super) fn share(stmt: &mut Statement, shared: &[Shared]) -> Result<()> {
         None => return Err(AclError::internal("a shared slice has no statement to stand in")),
     }
     Ok(())
+}
+
+/// `WITH "x" AS NOT MATERIALIZED (SELECT 1)`, to clone.
+fn with_template() -> &'static With {
+    static WITH: std::sync::OnceLock<Query> = std::sync::OnceLock::new();
+    template(&WITH, "WITH \"x\" AS NOT MATERIALIZED (SELECT 1) SELECT 1").with.as_ref().expect("a fixed template")
+}
+
+/// `"__acl_s<j>" AS NOT MATERIALIZED (<slice>)`.
+fn cte(j: usize, slice: Box<Query>) -> sqlparser::ast::Cte {
+    let mut cte = with_template().cte_tables[0].clone();
+    cte.alias.name = crate::sqltext::quoted(&cte_name(j));
+    cte.query = slice;
+    cte
 }
 
 /// The query at the top of `stmt` that a WITH goes on; a write is put under one first

@@ -1,0 +1,86 @@
+"""`make bench` case (i), issue 31 finding 7: one statement naming a sliced 41-column object N times
+(1, 10, 100, 480), as a principal, beside the same statement over a hand-written view of the same
+slice, each (side, N) in a fresh child process: its peak memory (the child's max RSS, setup
+included, and what the statements added to it) and the statement's time (the median of a few
+statements, each a new text and shape: nothing is taken from a cache). Goal (spec 012, "One slice
+per statement"): at every N, at most 2x the views' memory and 1.5x their time.
+
+The statement is `SELECT count(*), count(DISTINCT v) FROM (SELECT c<i> AS v FROM obj UNION ALL …)`:
+one reference per branch, every other column masked. Both sides must answer the same.
+"""
+import json
+import subprocess
+import sys
+import time
+
+REFS_CHILD = r"""
+import json, resource, sys, time
+import duckdb
+ext, n, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
+con.execute("SET max_temp_directory_size = '256MB'")
+con.execute("ATTACH ':memory:' AS phys")
+cols = ", ".join(f"c{i} VARCHAR" for i in range(40))
+con.execute(f"CREATE TABLE phys.main.wide (tenant VARCHAR, {cols})")
+con.execute("INSERT INTO phys.main.wide SELECT CASE WHEN range % 2 = 0 THEN 'a' ELSE 'b' END, "
+            + ", ".join(f"'v{i}-' || range" for i in range(40)) + " FROM range(20)")
+name = "a_rather_long_object_name_x"
+masked = lambda i: i % 2 == 1
+if ext:
+    con.execute(f"LOAD '{ext}'")
+    listed = ", ".join(["tenant"] + [f"c{i} = left(c{i}, 2) || '*'" if masked(i) else f"c{i}" for i in range(40)])
+    con.execute(f"ACL ADMIN CREATE VIRTUAL CATALOG s; CREATE VIRTUAL TABLE s.{name} AS phys.main.wide "
+                f"COLUMNS ({listed}) RLS (tenant = acl_claim('t')); CREATE ROLE r CLAIMS (t = 'a'); "
+                "GRANT CATALOG s TO ROLE r WITH (select) MAIN")
+    prefix = 'ACL ROLE "r" '
+else:
+    items = ", ".join(["tenant"] + [f"left(c{i}, 2) || '*' AS c{i}" if masked(i) else f"c{i}" for i in range(40)])
+    con.execute(f"CREATE VIEW {name} AS SELECT {items} FROM phys.main.wide WHERE tenant = 'a'")
+    prefix = ""
+def statement(r):  # a new text and a new shape (the alias) every time
+    branches = " UNION ALL ".join(f"SELECT c{i % 40} AS v FROM {name}" for i in range(n))
+    return f"{prefix}SELECT count(*) AS k{r}, count(DISTINCT v) AS d FROM ({branches})"
+peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+before, times = peak(), []
+for r in range(reps):
+    sql = statement(r)
+    t = time.perf_counter()
+    rows = con.execute(sql).fetchall()
+    times.append(time.perf_counter() - t)
+print(json.dumps({"before": before, "peak": peak(), "seconds": sorted(times)[len(times) // 2],
+                  "rows": [list(x) for x in rows], "length": len(sql)}))
+"""
+
+SIZES = (1, 10, 100, 480)
+
+
+def measure(ext, n, reps):
+    out = subprocess.run([sys.executable, "-c", REFS_CHILD, ext, str(n), str(reps)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def refs_case(ext, sizes=SIZES):
+    """Prints one line per N: the principal's and the views' peak memory and time, and the ratios."""
+    t0 = time.perf_counter()
+    for n in sizes:
+        reps = 7 if n <= 10 else 3 if n <= 100 else 1
+        acl, views = measure(ext, n, reps), measure("", n, reps)
+        assert acl["rows"] == views["rows"], (n, acl["rows"], views["rows"])
+        mem, secs = acl["peak"] / views["peak"], acl["seconds"] / views["seconds"]
+        print(f"(i) {n:3} references, {acl['length'] // 1024:2} KiB: acl peak {acl['peak']:5.0f} MB "
+              f"(+{acl['peak'] - acl['before']:4.0f}) {acl['seconds'] * 1000:8.1f} ms   views peak {views['peak']:5.0f} MB "
+              f"(+{views['peak'] - views['before']:4.0f}) {views['seconds'] * 1000:8.1f} ms   "
+              f"memory {mem:4.2f}x  time {secs:4.2f}x   goal: <= 2x memory, <= 1.5x time", flush=True)
+    print(f"    (case (i) took {time.perf_counter() - t0:.0f} s; MB are MiB; (+N): what the statements added to the "
+          "child's peak after its setup)")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--extension", required=True)
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    args = ap.parse_args()
+    refs_case(args.extension, tuple(int(s) for s in args.sizes.split(",")))
