@@ -84,12 +84,15 @@ pub(super) fn cte_name(j: usize) -> String {
 
 /// Whether `stmt` can carry a WITH at its top, which every part of it sees: a query (also
 /// `WITH … INSERT|UPDATE|DELETE|MERGE` as written), a write (it is put under one, `share`),
-/// EXPLAIN or DESCRIBE of one, CREATE TABLE … AS. A view's body is rewritten as a query of its
-/// own (`views`); nothing else the gate admits names a table.
+/// EXPLAIN of one, CREATE TABLE … AS. Not DESCRIBE: DuckDB parses `DESCRIBE <query>` as a SELECT
+/// over the query, whose WITH is then not on the statement's top, where the second check wants
+/// it (spec 011); describing runs nothing, so its copies cost only their parse. A view's body is
+/// rewritten as a query of its own (`views`); nothing else the gate admits names a table.
 pub(super) fn can_share(stmt: &Statement) -> bool {
+    use sqlparser::ast::DescribeAlias;
     match stmt {
         Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) | Statement::Merge(_) => true,
-        Statement::Explain { statement, .. } => can_share(statement),
+        Statement::Explain { describe_alias: DescribeAlias::Explain, statement, .. } => can_share(statement),
         Statement::CreateTable(ct) => ct.query.is_some(),
         _ => false,
     }
