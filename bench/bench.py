@@ -92,7 +92,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
     ap.add_argument("--rounds", type=int, default=ROUNDS)
-    ap.add_argument("--cases", default="abcdefgh", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--cases", default="abcdefghi", help="which cases to run, e.g. 'ab'")
     ap.add_argument("--star-rows", type=int, default=2_000_000, help="(h) fact rows of the star schema")
     ap.add_argument("--star-seconds", type=float, default=6.0, help="(h) seconds of interleaved runs per query")
     ap.add_argument("--star-plans", action="store_true", help="(h) print how each query's two plans differ")
@@ -222,6 +222,13 @@ def main():
         from star import star_case
         star_case(connect, ext, rows=args.star_rows, seconds=args.star_seconds, show_plans=args.star_plans)
 
+    if "i" in args.cases:
+        # (i) issue 31, finding 7: one statement naming a sliced 41-column object 1, 10, 100 and 480
+        # times, as a principal vs over a hand-written view (peak memory and time)
+        print()
+        from refs import refs_case
+        refs_case(ext)
+
 
 CALLGRIND_CHILD = r"""
 import ctypes, os, sys
@@ -294,27 +301,32 @@ cols = ", ".join(f"c{i} VARCHAR" for i in range(40))
 con.execute(f"CREATE TABLE phys.main.wide (tenant VARCHAR, {cols})")
 con.execute("INSERT INTO phys.main.wide SELECT 'a', " + ", ".join(f"'v{i}'" for i in range(40)) + " FROM range(10)")
 masks = [f"c{i} = left(c{i}, 1) || '*'" if i % 2 else f"c{i}" for i in range(40)]
+NAMES = ["a_rather_long_object_name_x"] + [f"a_rather_long_object_name_{j}" for j in range(1, 25)]
 if ext:
     con.execute(f"LOAD '{ext}'")
-    con.execute("ACL ADMIN CREATE VIRTUAL CATALOG s; CREATE VIRTUAL TABLE s.a_rather_long_object_name_x AS "
-                f"phys.main.wide COLUMNS (tenant, {', '.join(masks)}) RLS (tenant = acl_claim('t')); "
-                "CREATE ROLE r CLAIMS (t = 'a'); GRANT CATALOG s TO ROLE r WITH (select) MAIN")
+    # 25 objects over the same table: a statement naming each once holds 25 slices (one naming
+    # one object 25 times would hold one, spec 002 "One slice per statement")
+    con.execute("ACL ADMIN CREATE VIRTUAL CATALOG s; " + "; ".join(
+                f"CREATE VIRTUAL TABLE s.{name} AS phys.main.wide COLUMNS (tenant, {', '.join(masks)}) "
+                "RLS (tenant = acl_claim('t'))" for name in NAMES) +
+                "; CREATE ROLE r CLAIMS (t = 'a'); GRANT CATALOG s TO ROLE r WITH (select) MAIN")
     if kind == "under":
         con.execute("SET acl_max_rewrite_bytes = 65536")
     if kind == "wide":
-        # The slices became compact (issue 14): 496 references now rewrite to about 0.5 MiB, under
-        # the default 1 MiB, and ran as a 496-way cross join that never ended. The case is about
-        # what refused rewrites leave behind, so it refuses them under a lower limit.
-        con.execute("SET acl_max_rewrite_bytes = 262144")
+        # The slices became compact (issue 14), then one per statement (issue 31: a CTE every
+        # reference names): 496 references now rewrite to about 25 KiB, and would run as a 496-way
+        # cross join. The case is about what refused rewrites leave behind, so it refuses them
+        # under a lower limit (after the whole rewrite: the exact check).
+        con.execute("SET acl_max_rewrite_bytes = 16384")
 # what the policy makes of one reference (the native side runs this by hand)
 guard = lambda e: f"CASE WHEN tenant = 'a' THEN {e} END"
 slice_sql = ("(SELECT " + ", ".join([guard("tenant") + " AS tenant"] + [guard(m.split(" = ")[1] if " = " in m else m) + f" AS c{i}"
              for i, m in enumerate(masks)]) + " FROM phys.main.wide AS __acl_l0 WHERE tenant = 'a')")
 def statement(k):
-    if kind == "wide":  # 16 KiB naming the object 496 times: over 256 KiB once sliced
+    if kind == "wide":  # 16 KiB naming the object 496 times: over 16 KiB once sliced
         # `WHERE false`: should one ever be admitted, DuckDB plans an empty result, not the join
         return f'ACL ROLE "r" SELECT {k} AS k FROM ' + ", ".join(["a_rather_long_object_name_x"] * 496) + " WHERE false"
-    refs = " UNION ALL ".join([f"SELECT c{k % 40} FROM " + ("a_rather_long_object_name_x" if ext else slice_sql + " AS x")] * 25)
+    refs = " UNION ALL ".join(f"SELECT c{k % 40} FROM " + (name if ext else slice_sql + " AS x") for name in NAMES)
     return ('ACL ROLE "r" ' if ext else "") + f"SELECT {k} AS k, * FROM ({refs})"
 before, outcomes, longest = rss(), {}, 0
 for k in range(n):
@@ -332,9 +344,10 @@ print(json.dumps({"before": before, "after": rss(), "outcomes": outcomes, "longe
 
 def memory_case(ext, statements=100):
     """(f) memory: the RSS of a fresh process before and after 100 distinct statements, each
-    16 KiB naming a sliced 41-column object 496 times (over 256 KiB once sliced: refused by
-    acl_max_rewrite_bytes set to that); then 100 distinct statements each just under a 64 KiB limit (run),
-    beside the same expansion written by hand in a process without the extension."""
+    16 KiB naming a sliced 41-column object 496 times (about 25 KiB once sliced: refused by
+    acl_max_rewrite_bytes set to 16 KiB); then 100 distinct statements each just under a 64 KiB
+    limit (25 objects named once each: run), beside the same expansion written by hand in a
+    process without the extension."""
     import json
     import subprocess
     import sys
@@ -355,7 +368,7 @@ def memory_case(ext, statements=100):
     # (statements 8, shapes 4 + 1, batches with their parses 16 MiB; the connection's texts 8 MiB).
     a, n = run(ext, "under"), run("", "under")
     grown, native = a["after"] - a["before"], n["after"] - n["before"]
-    print(f"(f) RSS over {statements} distinct statements just under a 64 KiB limit (25 references, run): "
+    print(f"(f) RSS over {statements} distinct statements just under a 64 KiB limit (25 objects, run): "
           f"acl +{grown:.0f} MB in {a['seconds']:.1f} s ({a['outcomes']}), the same expansion by hand "
           f"without the extension +{native:.0f} MB ({n['longest'] // 1024} KiB statements): the extension's "
           f"share +{grown - native:.0f} MB   goal: about its caches' budgets (37 MiB; DuckDB's own part moves by +-10 MB)")

@@ -51,9 +51,10 @@ enum class AclRefKind : uint8_t {
     Other = 7,
     /// A column reference (its name parts); `#n` for a positional reference.
     Column = 8,
-    /// A derived table aliased `__acl_p…`, or whose own FROM item is (a sliced object), opens a
-    /// region: the name is that alias, the region the one it sits in (the walk reports them only
-    /// outside every region). The walk numbers regions 1, 2, … in the order it reports these.
+    /// A derived table aliased `__acl_p…`, or whose own FROM item is (a sliced object; also a
+    /// CTE's body, reported right after its `CteDef`), opens a region: the name is that alias, the
+    /// region the one it sits in (the walk reports them only outside every region). The walk
+    /// numbers regions 1, 2, … in the order it reports these.
     Region = 9,
 };
 

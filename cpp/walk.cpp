@@ -9,8 +9,8 @@ namespace {
 // acl_ffi.hpp. Iterative, so a deep expression cannot exhaust the stack here.
 //
 // Regions: policy SQL is inserted as a derived table aliased "__acl_p<j>" (or, a sliced object,
-// as a derived table whose own FROM item carries that alias). Each such subquery outside every
-// region is reported (Region, with the alias) and numbered 1, 2, ... in the order reported;
+// as a derived table or a CTE whose own FROM item carries that alias). Each such subquery outside
+// every region is reported (Region, with the alias) and numbered 1, 2, ... in the order reported;
 // everything below it is reported with that number, everything else with 0. Rust decides what
 // each region may hold.
 const char *const REGION_PREFIX = "__acl_p";
@@ -21,13 +21,8 @@ bool OpensRegion(const Identifier &alias) {
 	return name.size() >= n && StringUtil::CIEquals(name.substr(0, n), REGION_PREFIX);
 }
 
-// The marker of a subquery that is a region itself: its own alias, or (a sliced object, which
-// keeps the principal's alias) the alias of the FROM item of its SELECT.
-const Identifier *RegionMarker(SubqueryRef &sub) {
-	if (OpensRegion(sub.alias)) {
-		return &sub.alias;
-	}
-	auto node = sub.subquery ? sub.subquery->node.get() : nullptr;
+// The marker of a query that is a slice: the alias of the FROM item of its SELECT.
+const Identifier *SliceMarker(QueryNode *node) {
 	if (node && node->type == QueryNodeType::SELECT_NODE) {
 		auto &from = node->Cast<SelectNode>().from_table;
 		if (from && OpensRegion(from->alias)) {
@@ -35,6 +30,15 @@ const Identifier *RegionMarker(SubqueryRef &sub) {
 		}
 	}
 	return nullptr;
+}
+
+// The marker of a subquery that is a region itself: its own alias, or (a sliced object, which
+// keeps the principal's alias) the alias of the FROM item of its SELECT.
+const Identifier *RegionMarker(SubqueryRef &sub) {
+	if (OpensRegion(sub.alias)) {
+		return &sub.alias;
+	}
+	return SliceMarker(sub.subquery ? sub.subquery->node.get() : nullptr);
 }
 
 // A pointer into the parse and the region it sits in.
@@ -141,6 +145,7 @@ private:
 	// The region of the item being visited (0: outside every region), and how many were opened.
 	uint32_t region = 0;
 	uint32_t opened = 0;
+	QueryNode *top = nullptr;
 
 	void Literal(AclRefKind kind, string text) {
 		literals.push_back(std::move(text));
@@ -170,6 +175,9 @@ private:
 	}
 	void Node(QueryNode *n, uint32_t in) {
 		if (n) {
+			if (!top) {
+				top = n; // the first node Body hands over is the statement's top query
+			}
 			nodes.push_back({n, in});
 		}
 	}
@@ -278,7 +286,18 @@ private:
 		                                                      [&](unique_ptr<ParsedExpression> &e) { Expr(e); });
 		for (auto &kv : node.cte_map.map) {
 			Name(AclRefKind::CteDef, kv.first);
-			Node(kv.second->query_node.get());
+			// A slice the statement names more than once is a CTE whose body is the slice: reported
+			// right after the CTE's name (Rust pairs the two), only on the statement's top query,
+			// whose scope every reference in the statement is in. Elsewhere its body is walked as
+			// the principal's (its table is then refused outside its region).
+			auto body = kv.second->query_node.get();
+			auto marker = region == 0 && &node == top ? SliceMarker(body) : nullptr;
+			if (marker) {
+				Name(AclRefKind::Region, *marker);
+				Node(body, ++opened);
+			} else {
+				Node(body);
+			}
 			Exprs(kv.second->key_targets);
 			Exprs(kv.second->payload_aggregates);
 		}

@@ -25,6 +25,10 @@ pub struct Faults {
     /// Every read of a `KEYS FROM` file sleeps 3 s first (longer than a publish waits): a file
     /// system that is slow to answer (test_keys.py).
     pub slow_keys_file: bool,
+    /// A slice the statement names more than once gets its CTE where its first reference stood
+    /// (`(WITH "__acl_s<j>" AS (<slice>) SELECT * FROM "__acl_s<j>") AS alias`) instead of on the
+    /// statement's top: the other references are outside its scope and bind to the catalog.
+    pub shared_cte_nested: bool,
 }
 
 impl Faults {
@@ -40,6 +44,7 @@ impl Faults {
             vfn_args_in_place: on("vfn_args_in_place"),
             unchecked_policy_sql: on("unchecked_policy_sql"),
             slow_keys_file: on("slow_keys_file"),
+            shared_cte_nested: on("shared_cte_nested"),
         }
     }
 

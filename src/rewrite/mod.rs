@@ -341,3 +341,5 @@ mod gate_tests;
 mod view_tests;
 #[cfg(test)]
 mod grant_tests;
+#[cfg(test)]
+mod share_tests;

@@ -44,10 +44,16 @@ pub(super) fn apply_in(
         next_cte: 0,
         trusted: super::trusted::Trusted::new(faults),
         persistent_view,
+        // A view's body stays as written (DuckDB keeps its parse, and the second check wants a
+        // shared slice on the statement's top, spec 011): only statements share slices.
+        shared: (!view_body && super::slices::can_share(stmt)).then(Vec::new),
     };
-    match stmt.walk_mut(&mut r) {
-        ControlFlow::Break(e) => Err(e),
-        ControlFlow::Continue(()) => Ok(()),
+    if let ControlFlow::Break(e) = stmt.walk_mut(&mut r) {
+        return Err(e);
+    }
+    match r.shared {
+        Some(shared) => super::slices::share(stmt, &shared, faults.shared_cte_nested),
+        None => Ok(()),
     }
 }
 
@@ -80,6 +86,8 @@ struct Resolver<'v, 'p, 'd> {
     /// Walking the body of a view that outlives the connection: it must not read a temporary
     /// table (other principals reading the view would read this principal's temporary table).
     persistent_view: bool,
+    /// The sliced objects read so far, when the statement can carry a WITH (`slices::share`).
+    shared: Option<Vec<super::slices::Shared>>,
 }
 
 fn addr<T>(t: &T) -> usize {
@@ -397,6 +405,22 @@ impl Resolver<'_, '_, '_> {
                     }
                     return Ok(());
                 }
+                if let Some(s) = self.shared.as_mut().and_then(|v| v.iter_mut().find(|s| s.key == resolved.key)) {
+                    // Named again: one CTE stands for the slice (`slices::share`).
+                    if !s.again {
+                        s.again = true;
+                        self.decision.ctes.push(super::slices::cte_name(s.region));
+                    }
+                    let sample = match tf {
+                        TableFactor::Table { sample, .. } => sample.take(),
+                        _ => None,
+                    };
+                    *tf = super::slices::reference(s.region, Some(alias), sample);
+                    if let TableFactor::Table { name, .. } = tf {
+                        self.handled.insert(addr(name));
+                    }
+                    return Ok(());
+                }
                 use crate::authz::slices::Guard;
                 let guard = match &self.leakproof {
                     Some(l) => Guard::Typed { needs: &l.needs, single: l.single },
@@ -411,17 +435,17 @@ impl Resolver<'_, '_, '_> {
                             Some(l) => std::borrow::Cow::Owned(format!("{who}\u{0}{}", l.signature())),
                             None => std::borrow::Cow::Borrowed(who),
                         };
-                        cache.get_or(self.view.policy.version, &who, &resolved.key, |n| room.take_for_table(&p, n), build)?
+                        cache.get_or(self.view.policy.version, &who, &resolved.key, |n| room.take(n), build)?
                     }
                     None => {
                         let q = build()?;
-                        self.decision.room.take_for_table(&p, q.to_string().len())?; // spec 012, "Memory"
+                        self.decision.room.take(q.to_string().len())?; // spec 012, "Memory"
                         q
                     }
                 };
                 // Errors about the tables inside are reported under the object's virtual name.
                 let _ = crate::sqltext::Walk::walk(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });
-                (subquery, alias)
+                (subquery, alias, resolved.key)
             }
             // PIVOT and UNPIVOT name their input as a FROM item of their own (visited next) and
             // otherwise only its columns
@@ -432,7 +456,7 @@ impl Resolver<'_, '_, '_> {
             | TableFactor::Unpivot { .. } => return Ok(()),
             _ => return Err(Unsupported::FromItem.into()),
         };
-        let (subquery, alias) = sliced;
+        let (subquery, alias, key) = sliced;
         // A sample of the object samples what the principal reads of it.
         let sample = match tf {
             TableFactor::Table { sample, .. } => sample.take(),
@@ -442,6 +466,9 @@ impl Resolver<'_, '_, '_> {
         // source and its slices), so it is inserted as a region (trusted, not resolved again;
         // the second check holds it to what it names itself) under the principal's alias.
         let subquery = super::slices::region_slice(self.decision, subquery);
+        if let Some(shared) = &mut self.shared {
+            shared.push(super::slices::Shared { key, region: self.decision.regions.len() - 1, again: false });
+        }
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample };
         Ok(())
     }

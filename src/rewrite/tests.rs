@@ -4,7 +4,7 @@ use crate::authz::{Principal, View};
 use crate::error::{AclError, LacksCapability, On, FunctionNotPermitted, NotGranted, StatementNotPermitted, Syntax, Unresolved, Unsupported};
 use crate::policy::{Caps, Catalog, CatalogGrant, ObjKey, ObjectGrant, PhysName, Policy, Relation, RelationKind, Role};
 
-fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str, &str)) {
+pub(super) fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str, &str)) {
     let c = p.catalogs.entry(cat.into()).or_insert_with(Catalog::default);
     c.objects.insert(
         (schema.into(), name.into()),
@@ -17,7 +17,7 @@ fn table(p: &mut Policy, cat: &str, schema: &str, name: &str, phys: (&str, &str,
     );
 }
 
-fn policy() -> Policy {
+pub(super) fn policy() -> Policy {
     let mut p = Policy::default();
     p.functions.host = std::sync::Arc::new(
         crate::policy::functions::HostFunctions::default().with_types(super::types::BUILTIN_TYPES.iter().copied()),

@@ -29,6 +29,9 @@ con.execute("INSERT INTO phys.main.orders_tbl VALUES (1), (2), (3)")
 con.execute("CREATE TABLE memory.main.orders (id INTEGER)")
 con.execute("INSERT INTO memory.main.orders VALUES (666)")
 con.execute("CREATE MACRO memory.main.lower(x) AS 'pwned'")
+# ... and what the name of a shared slice's CTE reaches outside the CTE's scope
+con.execute('CREATE TABLE memory.main."__acl_s0" (id INTEGER)')
+con.execute('INSERT INTO memory.main."__acl_s0" VALUES (666)')
 con.execute(
     "ACL ADMIN CREATE VIRTUAL CATALOG sales; CREATE VIRTUAL TABLE sales.orders AS phys.main.orders_tbl;"
     " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN"
@@ -67,6 +70,9 @@ ARG_BODY_TABLE = 'ACL ROLE "clerk" SELECT v FROM echo((SELECT max(id) FROM phys.
 IN_PLACE = 'ACL ROLE "clerk" SELECT id FROM pick(id) ORDER BY id'
 # A virtual scalar taken in place: its body's `upper` is allowed, the argument's bare `lower` is not
 IN_PLACE_SCALAR = "ACL ROLE \"analyst\" SELECT shout(lower('a'))"
+# A slice named twice (clerk's orders are sliced) whose CTE a rule put where the first reference
+# stood: the second reference is outside its scope (the decoy answers it)
+SHARED = 'ACL ROLE "clerk" SELECT b.id FROM orders a, orders b WHERE a.id = 1 ORDER BY b.id'
 CAUGHT = "acl: internal error: the second check found"
 
 
@@ -203,6 +209,18 @@ def a_release_build_judges_policy_sql_when_written(_):
     assert "acl: the query of virtual view sales.esc may not call acl_exec: it is never callable" in got["setup_error"], got
 
 
+@test
+def a_shared_slice_whose_cte_is_not_on_the_statements_top_is_caught(_):
+    # the walk reports a slice's region only for a CTE of the statement's top query: here the
+    # CTE's definition is not followed by its region (its body is walked as the principal's)
+    assert_caught(run(faults_ext(), "shared_cte_nested", SHARED), "policy SQL missing")
+
+
+@test
+def without_the_check_the_reference_outside_the_ctes_scope_reads_the_decoy(_):
+    assert run(faults_ext(), "shared_cte_nested,no_defence", SHARED) == {"rows": [[666]]}
+
+
 NOT_FOUND = 'Referenced column "id" was not found'
 
 
@@ -214,16 +232,18 @@ def the_faults_build_without_a_fault_behaves(_):
     assert "is not granted" in run(faults_ext(), None, ARG_BODY_TABLE)["error"]
     assert NOT_FOUND in run(faults_ext(), None, IN_PLACE)["error"]
     assert run(faults_ext(), None, IN_PLACE_SCALAR) == {"rows": [["A"]]}
+    assert run(faults_ext(), None, SHARED) == {"rows": [[1], [2]]}
 
 
 @test
 def a_release_build_has_no_fault_switch(_):
-    faults = "skip_relations,unqualified_functions,no_defence,vfn_args_unresolved,vfn_args_in_place"
+    faults = "skip_relations,unqualified_functions,no_defence,vfn_args_unresolved,vfn_args_in_place,shared_cte_nested"
     assert run(harness.EXT, faults, TABLES) == {"rows": [[1], [2], [3]]}
     assert run(harness.EXT, faults, FUNCTIONS) == {"rows": [["a"]]}
     assert run(harness.EXT, faults, ARG_TABLE) == {"rows": [[3]]}
     assert "is not granted" in run(harness.EXT, faults, ARG_BODY_TABLE)["error"]
     assert NOT_FOUND in run(harness.EXT, faults, IN_PLACE)["error"]
+    assert run(harness.EXT, faults, SHARED) == {"rows": [[1], [2]]}
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@
 mod region;
 pub mod spellings;
 
-pub use region::{alias as region_alias, index_of as region_index, Names, Region, ARGS};
+pub use region::{alias as region_alias, index_of as region_index, slice_cte, Names, Region, ARGS};
 use super::Decision;
 use crate::error::{AclError, Result};
 use crate::policy::categories::never_callable;
@@ -55,9 +55,10 @@ pub enum RefKind {
     Other = 7,
     /// A column reference (its name parts); `#n` for a positional reference.
     Column = 8,
-    /// A derived table aliased `__acl_p…`, or whose own FROM item is (a sliced object), opens a
-    /// region: the name is that alias, the region the one it sits in (the walk reports them only
-    /// outside every region). The walk numbers regions 1, 2, … in the order it reports these.
+    /// A derived table aliased `__acl_p…`, or whose own FROM item is (a sliced object; also a
+    /// CTE's body, reported right after its `CteDef`), opens a region: the name is that alias, the
+    /// region the one it sits in (the walk reports them only outside every region). The walk
+    /// numbers regions 1, 2, … in the order it reports these.
     Region = 9,
 }
 
@@ -152,8 +153,19 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
     // Per decided region: how many more uses of each column identifier its SQL allows.
     let mut budget: Vec<Vec<u32>> =
         allowed.regions.iter().map(|r| r.columns.iter().map(|(_, n)| *n).collect()).collect();
+    // A slice named more than once stands in a CTE `__acl_s<j>` whose body is region j (spec 002,
+    // "One slice per statement"): its definition must be followed by that region's marker.
+    let mut slice_cte: Option<usize> = None;
+    let mut in_its_cte = vec![false; allowed.regions.len()];
     for (k, region, path) in &parsed {
         let (k, region, path) = (*k, *region, path.as_ref());
+        if let Some(j) = slice_cte.take() {
+            let its_region = k == RefKind::Region && region == 0 && matches!(path, [a] if region::index_of(a) == Some(j));
+            if !its_region || j >= in_its_cte.len() {
+                return Err(outside("policy SQL missing"));
+            }
+            in_its_cte[j] = true;
+        }
         let here = match region {
             0 => None,
             r => Some(*opened.get(r as usize - 1).ok_or_else(|| outside("a construct"))?),
@@ -193,7 +205,13 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
             RefKind::InsertTarget => {
                 here.is_none() && matches!(path, [db, schema, name] if allowed_table(names, db, schema, name))
             }
-            RefKind::CteDef => matches!(path, [c] if names.ctes.iter().any(|a| same(a, c))),
+            RefKind::CteDef => match path {
+                [c] if names.ctes.iter().any(|a| same(a, c)) => {
+                    slice_cte = region::slice_cte_index(c);
+                    true
+                }
+                _ => false,
+            },
             RefKind::Function | RefKind::Operator => {
                 allowed_function(host, names, path)
                     && builtin_if_bare(host, path, &table_fns)
@@ -217,7 +235,13 @@ pub fn check<'a, P: AsRef<[&'a str]>>(
     if !saw_statement {
         return Err(outside("no statement type"));
     }
-    if opened.len() != allowed.regions.len() {
+    if opened.len() != allowed.regions.len() || slice_cte.is_some() {
+        return Err(outside("policy SQL missing"));
+    }
+    // Every slice CTE the rules created is defined (with its region), else its references would
+    // be looked up in the catalog.
+    let defined = |c: &String| region::slice_cte_index(c).is_none_or(|j| in_its_cte.get(j) == Some(&true));
+    if !allowed.outside.ctes.iter().all(defined) {
         return Err(outside("policy SQL missing"));
     }
     Ok(())

@@ -24,11 +24,30 @@ pub fn alias(j: usize) -> String {
     format!("{PREFIX}{j}")
 }
 
+/// The CTE a slice named more than once in a statement is moved into (`"__acl_s<j>"`, j its
+/// region; spec 002, "One slice per statement").
+pub const SLICE_CTE: &str = "__acl_s";
+
+/// `"__acl_s<j>"` as an identifier value.
+pub fn slice_cte(j: usize) -> String {
+    format!("{SLICE_CTE}{j}")
+}
+
+/// The region whose slice a CTE name holds (`__acl_s<j>`, any case), if it is one.
+pub fn slice_cte_index(name: &str) -> Option<usize> {
+    numbered(name, SLICE_CTE)
+}
+
 /// The region index an alias opens (`__acl_p<j>`, any case), if it is one.
 pub fn index_of(alias: &str) -> Option<usize> {
-    let head = alias.get(..PREFIX.len())?;
-    let digits = &alias[PREFIX.len()..];
-    if !head.eq_ignore_ascii_case(PREFIX) || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    numbered(alias, PREFIX)
+}
+
+/// `<prefix><digits>` (the prefix in any case) → the number.
+fn numbered(name: &str, prefix: &str) -> Option<usize> {
+    let head = name.get(..prefix.len())?;
+    let digits = &name[prefix.len()..];
+    if !head.eq_ignore_ascii_case(prefix) || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     digits.parse().ok()

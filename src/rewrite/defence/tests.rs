@@ -279,3 +279,43 @@ fn a_listing_of_ours_calls_acl_meta_and_nothing_of_the_never_set_passes_outside_
 }
 
 const GUARD_FN_PATH: [&str; 3] = ["system", "main", "acl_view_guard"];
+
+/// A slice named more than once stands in a CTE `__acl_s<j>` whose body is region j (spec 002,
+/// "One slice per statement"): the definition, then the region's marker, then the references.
+#[test]
+fn a_shared_slice_is_its_ctes_body_and_nothing_else() {
+    let mut a = with_region();
+    a.outside.ctes.push("__acl_s0".into());
+    let stmt = (RefKind::Statement, 0, vec!["SELECT"]);
+    let def = (RefKind::CteDef, 0, vec!["__acl_s0"]);
+    let marker = (RefKind::Region, 0, vec!["__acl_p0"]);
+    let body = (RefKind::Table, 1, vec!["phys", "main", "people"]);
+    let reference = (RefKind::Table, 0, vec!["__acl_s0"]);
+    run(&a, &vec![stmt.clone(), def.clone(), marker.clone(), body.clone(), reference.clone(), reference.clone()]).unwrap();
+    // DuckDB's parse may hold the CTE's name in any case
+    run(&a, &vec![stmt.clone(), (RefKind::CteDef, 0, vec!["__ACL_S0"]), marker.clone(), body.clone(), reference.clone()]).unwrap();
+    let refused = |parsed: Parsed| run(&a, &parsed).unwrap_err();
+    let missing = AclError::SecondCheck { found: "policy SQL missing" };
+    // the CTE's body is something else; the region stands apart from it (a differential)
+    assert_eq!(refused(vec![stmt.clone(), def.clone(), (RefKind::Table, 0, vec!["phys", "main", "orders"]), marker.clone(), body.clone()]), missing);
+    assert_eq!(refused(vec![stmt.clone(), marker.clone(), body.clone(), def.clone(), reference.clone()]), missing);
+    // another region's body under this CTE's name
+    let mut two = with_region();
+    two.outside.ctes.push("__acl_s0".into());
+    two.regions.push(Arc::new(body_region()));
+    assert_eq!(
+        run(&two, &vec![stmt.clone(), def.clone(), (RefKind::Region, 0, vec!["__acl_p1"]), body.clone(), marker.clone(), (RefKind::Table, 2, vec!["phys", "main", "people"])]).unwrap_err(),
+        missing
+    );
+    // the CTE never defined: its references would be looked up in the catalog
+    assert_eq!(refused(vec![stmt.clone(), marker.clone(), body.clone(), reference.clone()]), missing);
+    // the definition last, with nothing after it
+    assert_eq!(refused(vec![stmt.clone(), marker.clone(), body.clone(), def.clone()]), missing);
+    // a CTE name the rules did not create is no CTE here
+    assert_eq!(
+        refused(vec![stmt.clone(), (RefKind::CteDef, 0, vec!["__acl_s1"]), marker.clone(), body.clone()]),
+        AclError::SecondCheck { found: "a table" }
+    );
+    // inside a region the name opens nothing (and is not the region's)
+    assert_eq!(refused(vec![stmt, marker, body, (RefKind::Table, 1, vec!["__acl_s0"]), def]), AclError::SecondCheck { found: "a table" });
+}
