@@ -343,6 +343,17 @@ bool acl_rs_translate_error(const char *names,
 /// `state` came from `acl_rs_state_new`; `info`/`access` are the shim's access callbacks.
 bool acl_rs_register(const AclState *state, duckdb_extension_info info, const duckdb_extension_access *access);
 
+/// `acl_enum_types`'s default word (NUL-terminated, static): the shim registers the setting with it.
+const char *acl_rs_default_enum_types();
+
+/// `acl_enum_types` was set to `value` (`sliced`, `varchar` or `keep`, any case): the instance's exposure
+/// from now on (a change publishes the policy again). False, and nothing changes, for any other
+/// word (the shim then refuses the SET), bad input or a panic.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `value` points to `len` readable bytes.
+bool acl_rs_set_enum_types(const AclState *state, const char *value, size_t len);
+
 /// cpp/txn.cpp: is an explicit transaction open in this `duckdb_client_context`? True (refuse)
 /// for a null context or on a failure.
 extern bool acl_shim_explicit_transaction(duckdb_client_context context);

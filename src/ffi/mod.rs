@@ -1,6 +1,7 @@
 //! The entry points the C++ shim calls. Each one catches panics: nothing unwinds into C++,
 //! and a panic on any input is reported as a refusal, never a crash.
 mod abi;
+mod enums;
 mod functions;
 mod host;
 mod host_sql;

@@ -327,11 +327,17 @@ impl MetaRows {
 /// puts in place of `SELECT * FROM <object>`).
 pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Option<String>> {
     let Some(layers) = &o.layers else { return Ok(None) };
-    Ok(Some(match (&o.relation.kind, layers.is_empty()) {
+    // ENUM columns as the principal reads them (spec 002, "ENUM labels").
+    let sliced = !layers.is_empty() || matches!(o.relation.kind, RelationKind::View(_));
+    let varchar = view.policy.enums_of(&o.relation).varchar(sliced);
+    Ok(Some(match (&o.relation.kind, layers.is_empty() && !varchar) {
         (RelationKind::Table(p), true) => {
             format!("SELECT * FROM {}.{}.{}", ident(&p.db), ident(&p.schema), ident(&p.name))
         }
-        (kind, _) => crate::authz::slices::subquery(view, kind, layers, crate::authz::slices::Guard::Full)?.to_string(),
+        (kind, _) => {
+            let guard = crate::authz::slices::Guard::Full;
+            crate::authz::slices::subquery_as(view, kind, layers, guard, varchar)?.to_string()
+        }
     }))
 }
 
@@ -373,8 +379,11 @@ pub fn listing_rows(
         let mut found = schema_objects(&a.target.db, &a.target.schema).unwrap_or_default();
         found.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, object_type) in found {
+            // An alias's names have no record of their own: the instance's ENUM exposure, for a
+            // table read whole.
+            let items = if policy.enum_types.varchar(false) { crate::authz::enums::ENUM_COLUMNS } else { "*" };
             let sql = format!(
-                "SELECT * FROM {}.{}.{}",
+                "SELECT {items} FROM {}.{}.{}",
                 ident(&a.target.db),
                 ident(&a.target.schema),
                 ident(&name)

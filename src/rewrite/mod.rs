@@ -338,3 +338,5 @@ mod gate_tests;
 mod view_tests;
 #[cfg(test)]
 mod grant_tests;
+#[cfg(test)]
+mod enum_tests;

@@ -29,7 +29,7 @@ const SETTINGS: Settings = Settings {
     in_transaction: false,
     key_times: crate::auth::KeyTimes { refresh_secs: 300, max_stale_secs: 3600 },
     anonymous_admin: false,
-    faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false, vfn_args_unresolved: false, vfn_args_in_place: false },
+    faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false, vfn_args_unresolved: false, vfn_args_in_place: false, unchecked_policy_sql: false },
 };
 
 fn direct(s: &State, q: &str) -> Output {

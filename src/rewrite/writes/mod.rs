@@ -13,6 +13,7 @@
 //!
 //! Targets with the object's own COLUMNS/RLS, or a grant column mask, stay read-only.
 mod columns;
+pub(super) mod enums;
 mod merge;
 #[cfg(test)]
 mod tests;
@@ -191,7 +192,7 @@ impl WriteSlice {
     }
 
     fn join_keys(&self, e: &Expr, alias: &str, p: &Expr, out: &mut Vec<Expr>) {
-        let column_of = |e: &Expr| match e {
+        let column_of = |e: &Expr| match enums::uncast(e) {
             Expr::CompoundIdentifier(parts) if parts.len() == 2 => Some(norm(&parts[0].value)),
             _ => None,
         };
