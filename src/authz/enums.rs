@@ -44,25 +44,20 @@ fn all_columns() -> Expr {
         .clone()
 }
 
-/// Puts the cast into the projection of `q` (the outermost layer of a slice, above its filter):
-/// `*` → `acl_enum_varchar(COLUMNS(*))`, `col` → `acl_enum_varchar(col) AS col`,
-/// `e AS x` → `acl_enum_varchar(e) AS x`, and the guard `CASE WHEN … THEN COLUMNS(*) END` (named by
-/// the columns it expands to) → `acl_enum_varchar(CASE …)`. False, with `q` unchanged, where an
-/// item takes none of these forms (a star with EXCLUDE or REPLACE): the caller reads `q` through
-/// a layer of its own.
+/// Puts the cast into the projection of `q` (the outermost layer of a slice, above its filter)
+/// where that adds one call whatever the number of columns: `*` → `acl_enum_varchar(COLUMNS(*))`,
+/// the guard `CASE WHEN … THEN COLUMNS(*) END` (named by the columns it expands to) →
+/// `acl_enum_varchar(CASE …)`. False, with `q` unchanged, for any other projection — a column list
+/// (one call per column would multiply the text of an object named many times, spec 012
+/// "Memory"), a star with EXCLUDE or REPLACE: the caller reads `q` through a layer of its own.
 pub fn fold(q: &mut Query) -> bool {
     let SetExpr::Select(s) = q.body.as_mut() else { return false };
-    let mut items = Vec::with_capacity(s.projection.len());
-    for item in &s.projection {
-        items.push(match item {
-            SelectItem::Wildcard(o) if o == &Default::default() => SelectItem::UnnamedExpr(cast(all_columns())),
-            SelectItem::UnnamedExpr(e @ Expr::Identifier(name)) => SelectItem::ExprWithAlias { expr: cast(e.clone()), alias: name.clone() },
-            SelectItem::UnnamedExpr(e @ Expr::Case { .. }) if expands_columns(e) => SelectItem::UnnamedExpr(cast(e.clone())),
-            SelectItem::ExprWithAlias { expr, alias } => SelectItem::ExprWithAlias { expr: cast(expr.clone()), alias: alias.clone() },
-            _ => return false,
-        });
-    }
-    s.projection = items;
+    let item = match s.projection.as_slice() {
+        [SelectItem::Wildcard(o)] if o == &Default::default() => SelectItem::UnnamedExpr(cast(all_columns())),
+        [SelectItem::UnnamedExpr(e @ Expr::Case { .. })] if expands_columns(e) => SelectItem::UnnamedExpr(cast(e.clone())),
+        _ => return false,
+    };
+    s.projection = vec![item];
     true
 }
 
@@ -106,14 +101,11 @@ mod tests {
         let f = "\"system\".main.acl_enum_varchar";
         assert_eq!(folded("SELECT * FROM t AS l WHERE p").unwrap(), format!("SELECT {f}(COLUMNS(*)) FROM t AS l WHERE p"));
         assert_eq!(
-            folded("SELECT \"a\", \"b\" AS \"x\", CASE WHEN p THEN (m) END AS \"m\" FROM t").unwrap(),
-            format!("SELECT {f}(\"a\") AS \"a\", {f}(\"b\") AS \"x\", {f}(CASE WHEN p THEN (m) END) AS \"m\" FROM t")
-        );
-        assert_eq!(
             folded("SELECT CASE WHEN p THEN COLUMNS(*) END FROM t WHERE p").unwrap(),
             format!("SELECT {f}(CASE WHEN p THEN COLUMNS(*) END) FROM t WHERE p")
         );
-        // the union's open layer: a layer of its own instead
+        // a column list, the union's open layer: a layer of their own instead
+        assert_eq!(folded("SELECT \"a\", \"b\" AS \"x\", CASE WHEN p THEN (m) END AS \"m\" FROM t"), None);
         assert_eq!(folded("SELECT * EXCLUDE (\"__acl_open\") FROM t"), None);
         assert_eq!(folded("SELECT 1 + 1 FROM t"), None);
         assert_eq!(folded("SELECT 1 UNION SELECT 2"), None);

@@ -157,8 +157,8 @@ pub fn subquery_as(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>],
             .map_err(|_| AclError::internal("a policy expression did not parse"))
     };
     let mut query = parse(&sql)?;
-    // The cast in the outermost layer's own projection, above its filter; a layer whose items it
-    // cannot take (the union's `* EXCLUDE … REPLACE …`) is read through a layer of its own.
+    // The cast in the outermost layer's own projection, above its filter, where that is one call;
+    // a column list (or the union's `* EXCLUDE … REPLACE …`) is read through a layer of its own.
     if varchar && !layers.is_empty() && !super::enums::fold(&mut query) {
         query = parse(&format!("SELECT {} FROM ({sql}) AS \"__acl_e\"", super::enums::ENUM_COLUMNS))?;
     }

@@ -16,7 +16,7 @@ fn policy(global: EnumTypes) -> Policy {
     let mut p = Policy::default();
     let host = crate::policy::categories::HostRow::builtin;
     p.functions.host = Arc::new(
-        crate::policy::categories::categorise(&[host("typeof", "scalar"), host("error", "scalar"), host("max", "aggregate")])
+        crate::policy::categories::categorise(&[host("typeof", "scalar"), host("error", "scalar"), host("max", "aggregate"), host("list_transform", "scalar")])
             .with_types(super::types::BUILTIN_TYPES.iter().copied()),
     );
     for s in [
@@ -29,6 +29,8 @@ fn policy(global: EnumTypes) -> Policy {
         "GRANT CATALOG d TO ROLE reader WITH (select) MAIN",
         "CREATE ROLE writer",
         "GRANT CATALOG d TO ROLE writer WITH (writer) MAIN RLS (tenant = 'acme')",
+        "CREATE ROLE narrow",
+        "GRANT CATALOG d TO ROLE narrow WITH (writer) MAIN RLS (tenant = 'acme') COLUMNS (id, tenant, lvl, note)",
         "CREATE VIRTUAL CATALOG o",
         "CREATE VIRTUAL TABLE o.levels AS phys.main.docs",
         "CREATE ROLE owner",
@@ -148,6 +150,16 @@ fn a_table_written_whole_keeps_its_type_under_sliced() {
         r#"INSERT INTO "phys"."main"."docs" (id) VALUES (1) ON CONFLICT(id) DO UPDATE SET note = $F(excluded.lvl) WHERE $F(lvl) IS NULL RETURNING $F(id) AS id"#);
 }
 
+/// A struct's field after `.` is a name, not a column; a lambda's parameter is its list's element,
+/// which went through the cast with the list.
+#[test]
+fn field_names_and_lambda_parameters_stay_as_written() {
+    let p = policy(EnumTypes::Varchar);
+    let out = run(&p, "owner", "UPDATE levels SET note = tags.l RETURNING (tags).l AS f, list_transform(hist, lambda x: x) AS h").unwrap();
+    assert!(out.contains(&format!("SET note = {F}(tags.l)")), "{out}");
+    assert!(out.contains(&format!("RETURNING ({F}(tags)).l AS f, \"list_transform\"({F}(hist), lambda x : x) AS h")), "{out}");
+}
+
 #[test]
 fn stars_the_cast_cannot_take_are_refused() {
     let p = policy(EnumTypes::Varchar);
@@ -161,6 +173,31 @@ fn stars_the_cast_cannot_take_are_refused() {
     // a subquery's own star expands its own FROM: left as written
     rewrites(&p, "owner", "DELETE FROM levels WHERE id IN (SELECT * FROM (SELECT 1) AS one)",
         r#"DELETE FROM "phys"."main"."docs" AS "levels" WHERE $F(id) IN (SELECT * FROM (SELECT 1) AS one)"#);
+}
+
+/// On a column-restricted target the column rule refuses every star over it, for its own reason:
+/// the cast leaves stars to it.
+#[test]
+fn a_column_restricted_target_keeps_the_column_rules_refusals() {
+    let p = policy(EnumTypes::Sliced);
+    assert!(matches!(run(&p, "narrow", "UPDATE notes SET note = 'x' RETURNING *"), Err(AclError::SlicedWrite(SlicedWrite::ReturningStar { .. }))));
+    assert!(matches!(run(&p, "narrow", "UPDATE notes SET note = (SELECT notes.* EXCLUDE (id))"), Err(AclError::SlicedWrite(SlicedWrite::Star { .. }))));
+    assert!(matches!(run(&p, "narrow", "DELETE FROM notes RETURNING COLUMNS(*)"), Err(AclError::SlicedWrite(SlicedWrite::Star { .. }))));
+    let out = run(&p, "narrow", "UPDATE notes SET note = typeof(lvl) RETURNING lvl").unwrap();
+    assert!(out.contains(&format!("SET note = \"typeof\"({F}(lvl))")) && out.ends_with(&format!("RETURNING {F}(lvl) AS lvl")), "{out}");
+}
+
+#[test]
+fn a_virtual_function_without_arguments_takes_the_cast_in_its_region() {
+    let mut p = policy(EnumTypes::Sliced);
+    let cmd = crate::admin::parse("CREATE VIRTUAL TABLE FUNCTION d.all_levels() AS SELECT lvl FROM phys.main.docs").unwrap();
+    crate::admin::apply(&mut p, &cmd).unwrap();
+    rewrites(&p, "reader", "SELECT lvl FROM all_levels()",
+        r#"SELECT lvl FROM (SELECT $F(COLUMNS(*)) FROM (SELECT lvl FROM "phys"."main"."docs") AS "__acl_p0") AS "all_levels""#);
+    let principal = Principal::role("reader");
+    let view = View::new(&p, &principal).unwrap();
+    let allowed = statement_allowed(&view, &FnGate::new(&p, &principal), "SELECT lvl FROM all_levels()").unwrap().1;
+    assert!(allowed.regions[0].names.functions.contains(&crate::authz::enums::ENUM_FN.map(String::from).to_vec()));
 }
 
 #[test]

@@ -249,7 +249,8 @@ impl Resolver<'_, '_, '_> {
                 };
                 let (_, write, varchar) = self.target(name, needed, "INSERT")?;
                 if let Some(object) = varchar {
-                    writes::enums::insert(ins, &object)?;
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::insert(ins, &object, restricted)?;
                 }
                 if let Some(w) = write {
                     if needed.contains(Caps::UPDATE) {
@@ -270,7 +271,8 @@ impl Resolver<'_, '_, '_> {
                 let tf = self.single_target(std::slice::from_mut(&mut up.table), "UPDATE")?;
                 let (alias, write, varchar) = self.target_factor(tf, needed, "UPDATE")?;
                 if let Some(object) = varchar {
-                    writes::enums::update(up, &object)?;
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::update(up, &object, restricted)?;
                 }
                 if let Some(w) = write {
                     w.update(up, &alias)?;
@@ -291,7 +293,8 @@ impl Resolver<'_, '_, '_> {
                 let tf = self.single_target(from, "DELETE")?;
                 let (alias, write, varchar) = self.target_factor(tf, needed, "DELETE")?;
                 if let Some(object) = varchar {
-                    writes::enums::delete(del, &object)?;
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::delete(del, &object, restricted)?;
                 }
                 if let Some(w) = write {
                     w.delete(del, &alias)?;
@@ -307,7 +310,8 @@ impl Resolver<'_, '_, '_> {
                 }
                 let (alias, write, varchar) = self.target_factor(&mut m.table, needed, "MERGE")?;
                 if let Some(object) = varchar {
-                    writes::enums::merge(m, &object)?;
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::merge(m, &object, restricted)?;
                 }
                 if let Some(w) = write {
                     w.merge(m, &alias)?;

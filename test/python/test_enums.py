@@ -56,6 +56,21 @@ def the_client_receives_no_enum_with_its_rows(con):
 
 
 @test
+def parameters_bind_through_the_cast(con):
+    # a parameter compared with a column takes the column's type as shown: VARCHAR, so a value that
+    # is no label is simply unequal, and a label written through a parameter is cast back
+    assert con.execute('ACL ROLE "reader" SELECT id FROM files WHERE lvl = ? ORDER BY id', ["public"]).fetchall() == [(1,)]
+    assert con.execute('ACL ROLE "reader" SELECT id FROM files WHERE lvl = ?', ["no-such-level"]).fetchall() == []
+    got = con.execute('ACL ROLE "writer" UPDATE notes SET lvl = ? WHERE id = ? AND lvl = ? RETURNING lvl, typeof(lvl)',
+                      ["internal", 1, "public"]).fetchall()
+    assert got == [("internal", "VARCHAR")], got
+    assert con.execute("SELECT lvl FROM phys.main.docs WHERE id = 1").fetchone() == ("internal",)
+    msg = harness.refused_with(lambda: con.execute('ACL ROLE "writer" UPDATE notes SET lvl = ? WHERE id = 1', ["no-such-level"]),
+                               "Could not convert string 'no-such-level' to ENUM(…)")
+    assert HIDDEN not in msg and "'public'" not in msg, msg
+
+
+@test
 def a_statement_prepared_under_keep_is_refused_once_the_setting_changes(con):
     # Attack: "prepare while the operator still runs keep, and execute after the switch": the
     # switch is a new policy version, so the decision the statement carries is stale.

@@ -229,7 +229,12 @@ impl<'a> Expand<'a, '_> {
     /// Inserts `body` (already substituted) as region j:
     /// `SELECT "__acl_p<j>".* FROM (VALUES (<values>)) AS "__acl_args"("a1", …), LATERAL (<body>) AS "__acl_p<j>"`,
     /// or `SELECT "__acl_p<j>".* FROM (<body>) AS "__acl_p<j>"` when there are no values.
-    fn region(&mut self, region: Region, body: Box<Query>, values: Vec<Expr>) -> Box<Query> {
+    fn region(&mut self, mut region: Region, body: Box<Query>, values: Vec<Expr>) -> Box<Query> {
+        if self.enums() && values.is_empty() {
+            // Without a VALUES list the wrapper's only FROM item is the region's alias, so DuckDB's
+            // parse counts the wrapper, and the cast in it, as the region's (`trusted`).
+            region.names.functions.push(crate::authz::enums::ENUM_FN.map(String::from).to_vec());
+        }
         let j = self.decision.region(region);
         // DuckDB's errors about the body's tables are reported as "(hidden)".
         super::relations::map_supplied(self.decision, &body);
@@ -244,8 +249,9 @@ impl<'a> Expand<'a, '_> {
         let SetExpr::Select(s) = q.body.as_mut() else { return q };
         let row = ObjectName::from(vec![quoted(&region_alias(j))]);
         s.projection = vec![match self.enums() {
-            // every column of the body through the ENUM cast, under its own name
-            true => SelectItem::UnnamedExpr(self.enum_cast(columns_of(&row))),
+            // every column of the body through the ENUM cast, under its own name (the body is the
+            // only FROM item without a VALUES list: there `COLUMNS(*)`, which names no column)
+            true => SelectItem::UnnamedExpr(self.enum_cast(columns_of(passed.then_some(&row)))),
             false => SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(row), Default::default()),
         }];
         let body = TableFactor::Derived { lateral: passed, subquery: body, alias: Some(super::slices::region_alias(j)), sample: None };
@@ -298,9 +304,14 @@ impl VisitorMut for Expand<'_, '_> {
     }
 }
 
-/// `COLUMNS(<row>.*)`: every column of the FROM item `row`, each under its own name.
-fn columns_of(row: &ObjectName) -> Expr {
-    let args = vec![FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(row.clone()))];
+/// `COLUMNS(<row>.*)` (or `COLUMNS(*)`): every column of the FROM item `row` (or of every one),
+/// each under its own name.
+fn columns_of(row: Option<&ObjectName>) -> Expr {
+    let star = match row {
+        Some(row) => FunctionArgExpr::QualifiedWildcard(row.clone()),
+        None => FunctionArgExpr::Wildcard,
+    };
+    let args = vec![FunctionArg::Unnamed(star)];
     Expr::Function(sqlparser::ast::Function {
         name: ObjectName::from(vec![sqlparser::ast::Ident::new("COLUMNS")]),
         uses_odbc_syntax: false,

@@ -24,7 +24,7 @@ use crate::authz::enums::cast;
 use crate::error::{Result, SlicedWrite};
 use crate::policy::norm;
 use sqlparser::ast::{
-    Delete, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, Merge, MergeAction,
+    AccessExpr, Delete, Expr, LambdaSyntax, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident, Insert, Merge, MergeAction,
     MergeInsertKind, MergeUpdateKind, ObjectName, ObjectNamePart, OnConflictAction, OnInsert, OutputClause, Select,
     SelectItem, SelectItemQualifiedWildcardKind, Update, VisitorMut, WildcardAdditionalOptions,
 };
@@ -32,8 +32,8 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 /// UPDATE: SET values, WHERE, RETURNING.
-pub(in crate::rewrite) fn update(up: &mut Update, object: &str) -> Result<()> {
-    let w = Wrap::new(object);
+pub(in crate::rewrite) fn update(up: &mut Update, object: &str, restricted: bool) -> Result<()> {
+    let w = Wrap::new(object, restricted);
     for a in &mut up.assignments {
         w.expr(&mut a.value)?;
     }
@@ -42,16 +42,16 @@ pub(in crate::rewrite) fn update(up: &mut Update, object: &str) -> Result<()> {
 }
 
 /// DELETE: WHERE, RETURNING.
-pub(in crate::rewrite) fn delete(del: &mut Delete, object: &str) -> Result<()> {
-    let w = Wrap::new(object);
+pub(in crate::rewrite) fn delete(del: &mut Delete, object: &str, restricted: bool) -> Result<()> {
+    let w = Wrap::new(object, restricted);
     w.opt(&mut del.selection)?;
     w.returning(&mut del.returning)
 }
 
 /// INSERT: RETURNING, and ON CONFLICT's condition and DO UPDATE (`excluded.c` is the target's
 /// type too). The rows inserted come from the source, which does not see the target.
-pub(in crate::rewrite) fn insert(ins: &mut Insert, object: &str) -> Result<()> {
-    let w = Wrap::new(object);
+pub(in crate::rewrite) fn insert(ins: &mut Insert, object: &str, restricted: bool) -> Result<()> {
+    let w = Wrap::new(object, restricted);
     if let Some(OnInsert::OnConflict(c)) = &mut ins.on {
         if let Some(sqlparser::ast::ConflictTarget::Columns { predicate, .. }) = &mut c.conflict_target {
             w.opt(predicate)?;
@@ -67,8 +67,8 @@ pub(in crate::rewrite) fn insert(ins: &mut Insert, object: &str) -> Result<()> {
 }
 
 /// MERGE: ON, every clause's condition and values, RETURNING (the source is a FROM item).
-pub(in crate::rewrite) fn merge(m: &mut Merge, object: &str) -> Result<()> {
-    let w = Wrap::new(object);
+pub(in crate::rewrite) fn merge(m: &mut Merge, object: &str, restricted: bool) -> Result<()> {
+    let w = Wrap::new(object, restricted);
     w.expr(&mut m.on)?;
     for c in &mut m.clauses {
         w.opt(&mut c.predicate)?;
@@ -139,15 +139,18 @@ fn addr<T>(t: &T) -> usize {
 
 struct Wrap<'o> {
     object: &'o str,
+    /// The target is column-restricted: the column rule refuses every star over it (and names
+    /// the columns the principal may use), so stars are left to it.
+    restricted: bool,
 }
 
 impl<'o> Wrap<'o> {
-    fn new(object: &'o str) -> Wrap<'o> {
-        Wrap { object }
+    fn new(object: &'o str, restricted: bool) -> Wrap<'o> {
+        Wrap { object, restricted }
     }
 
     fn expr(&self, e: &mut Expr) -> Result<()> {
-        let mut v = Walker { object: self.object, in_columns: 0, keep: HashSet::new() };
+        let mut v = Walker { object: self.object, restricted: self.restricted, in_columns: 0, keep: HashSet::new(), lambdas: Vec::new() };
         match e.walk_mut(&mut v) {
             ControlFlow::Break(err) => Err(err),
             ControlFlow::Continue(()) => Ok(()),
@@ -164,7 +167,7 @@ impl<'o> Wrap<'o> {
 
     /// A select list (`returning`: RETURNING, where `*` is the target's row), then its expressions.
     fn items(&self, items: &mut [SelectItem], returning: bool) -> Result<()> {
-        items_as_cast(items, returning, self.object)?;
+        items_as_cast(items, returning, self.object, self.restricted)?;
         for item in items.iter_mut() {
             match item {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } | SelectItem::ExprWithAliases { expr: e, .. } => {
@@ -180,8 +183,9 @@ impl<'o> Wrap<'o> {
 /// Rewrites a select list's items before their expressions are walked: a bare column gets its
 /// own name as alias (the cast would otherwise name it), `q.*` becomes `COLUMNS(q.*)` and, in
 /// RETURNING, `*` becomes `COLUMNS(*)` (each column through the cast, its name kept). A star
-/// with modifiers (EXCLUDE, REPLACE, …) is refused where it may expand the target's row.
-fn items_as_cast(items: &mut [SelectItem], returning: bool, object: &str) -> Result<()> {
+/// with modifiers (EXCLUDE, REPLACE, …) is refused where it may expand the target's row. On a
+/// column-restricted target stars stay as written: the column rule refuses them.
+fn items_as_cast(items: &mut [SelectItem], returning: bool, object: &str, restricted: bool) -> Result<()> {
     let plain = |o: &WildcardAdditionalOptions| {
         o.opt_ilike.is_none()
             && o.opt_exclude.is_none()
@@ -200,6 +204,7 @@ fn items_as_cast(items: &mut [SelectItem], returning: bool, object: &str) -> Res
                 }
                 None => continue,
             },
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) if restricted => continue,
             SelectItem::Wildcard(o) if returning => match plain(o) {
                 true => SelectItem::UnnamedExpr(columns(None)),
                 false => return Err(refused().into()),
@@ -218,10 +223,15 @@ fn items_as_cast(items: &mut [SelectItem], returning: bool, object: &str) -> Res
 
 struct Walker<'o> {
     object: &'o str,
+    restricted: bool,
     /// Inside `COLUMNS(…)`'s arguments: names there select columns, they are not values.
     in_columns: usize,
-    /// Bare GROUP BY keys (by address), left as written.
+    /// Bare GROUP BY and ORDER BY keys and the `.field` names of field accesses (by address),
+    /// left as written.
     keep: HashSet<usize>,
+    /// The parameters of the `lambda x: …` bodies being walked: a bare one is the list's element
+    /// (read through the cast with its list), not a column.
+    lambdas: Vec<Vec<String>>,
 }
 
 impl Walker<'_> {
@@ -257,7 +267,7 @@ impl VisitorMut for Walker<'_> {
     }
 
     fn pre_visit_select(&mut self, s: &mut Select) -> ControlFlow<Self::Break> {
-        if let Err(e) = items_as_cast(&mut s.projection, false, self.object) {
+        if let Err(e) = items_as_cast(&mut s.projection, false, self.object, self.restricted) {
             return ControlFlow::Break(e);
         }
         if let GroupByExpr::Expressions(keys, _) = &s.group_by {
@@ -269,16 +279,29 @@ impl VisitorMut for Walker<'_> {
     }
 
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<Self::Break> {
-        if let Expr::Function(f) = e {
-            if is_columns(&f.name) {
-                self.in_columns += 1;
+        match e {
+            Expr::Function(f) if is_columns(&f.name) => self.in_columns += 1,
+            Expr::CompoundFieldAccess { access_chain, .. } => {
+                for a in access_chain.iter() {
+                    if let AccessExpr::Dot(d @ (Expr::Identifier(_) | Expr::CompoundIdentifier(_))) = a {
+                        self.keep.insert(addr(d));
+                    }
+                }
             }
+            Expr::Lambda(l) if l.syntax == LambdaSyntax::LambdaKeyword => {
+                self.lambdas.push(l.params.iter().map(|p| norm(&p.name.value)).collect());
+            }
+            _ => {}
         }
         ControlFlow::Continue(())
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<Self::Break> {
         match e {
+            Expr::Lambda(l) if l.syntax == LambdaSyntax::LambdaKeyword => {
+                self.lambdas.pop();
+            }
+            Expr::Identifier(i) if self.lambdas.iter().flatten().any(|p| *p == norm(&i.value)) => {}
             Expr::Function(f) if is_columns(&f.name) => {
                 self.in_columns -= 1;
                 if self.in_columns == 0 {
@@ -287,16 +310,17 @@ impl VisitorMut for Walker<'_> {
             }
             Expr::Identifier(_) | Expr::CompoundIdentifier(_) if self.in_columns == 0 && !self.keep.contains(&addr(&*e)) => {
                 let name = column_ref(e).expect("a column reference");
-                let (value, quoted) = (name.value.as_str(), name.quote_style.is_some());
-                // `DEFAULT`, a cut-out's marker, `#n`: no value of the row. A star pattern's `*`
-                // (`* LIKE 'a%'`) expands the row: refused.
-                if !quoted && value == "*" {
+                // A star pattern's `*` (`* LIKE 'a%'`) expands the row: refused. `DEFAULT` and a
+                // cut-out's marker are no value; `#n` is one (a column of the target's row).
+                if name.quote_style.is_none() && name.value == "*" {
+                    if self.restricted {
+                        return ControlFlow::Continue(()); // the column rule's to refuse
+                    }
                     return ControlFlow::Break(SlicedWrite::EnumStar { object: self.object.to_string() }.into());
                 }
-                let positional = !quoted && value.starts_with('#');
-                let marker = crate::rewrite::parse::cuts::is_marker(value);
+                let marker = crate::rewrite::parse::cuts::is_marker(&name.value);
                 let default = matches!(e, Expr::Identifier(i) if super::is_default_keyword(i));
-                if !(marker || default || positional && matches!(e, Expr::CompoundIdentifier(_))) {
+                if !(marker || default) {
                     *e = cast(std::mem::replace(e, Expr::value(sqlparser::ast::Value::Null)));
                 }
             }

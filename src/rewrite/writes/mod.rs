@@ -142,6 +142,12 @@ impl WriteSlice {
         parse_expr(&format!("error({})", crate::sqltext::literal(&msg))).expect("a literal call parses")
     }
 
+    /// Only some columns are granted: the column rule refuses every star and `COLUMNS(…)` over the
+    /// target (`columns`), so the ENUM cast leaves stars to it (`enums`).
+    pub(super) fn column_restricted(&self) -> bool {
+        self.writable.is_some()
+    }
+
     /// The function names the predicate calls as written: the write check inlines it into the
     /// principal's statement, so the second check must expect them (spec 011).
     pub(super) fn policy_functions(&self) -> Vec<Vec<String>> {
