@@ -11,8 +11,11 @@
 //!   conditions and values, subqueries included (a column of another relation passes unchanged);
 //! - `*` and `q.*` in RETURNING, and `q.*` in a subquery's select list (it may be the target's row,
 //!   correlated), become `COLUMNS(*)` / `COLUMNS(q.*)` through the cast (names kept);
-//! - a bare column as a select item keeps its name (`… AS lvl`); a bare GROUP BY key stays as
-//!   written (DuckDB does not look an alias up inside an expression there).
+//! - a bare column as a select item keeps its name (`… AS lvl`); a bare GROUP BY or query ORDER BY
+//!   key stays as written (DuckDB looks aliases up there; a key only groups or orders), and so do
+//!   the `.field` of a field access and a `lambda x:` parameter (its list went through the cast);
+//! - on a column-restricted target stars are left to the column rule (`columns`), which refuses
+//!   every one over the target.
 //! Not walked: what cannot see the target (an INSERT's source, UPDATE … FROM, DELETE … USING and
 //! the MERGE source are FROM items, read through the read path's own cast) and the columns a
 //! write names as its targets. Values written into an ENUM column are cast back by DuckDB; a
@@ -102,7 +105,7 @@ pub(in crate::rewrite) fn merge(m: &mut Merge, object: &str, restricted: bool) -
 }
 
 /// `COLUMNS(*)` or `COLUMNS(q.*)`.
-fn columns(qualifier: Option<&ObjectName>) -> Expr {
+fn columns(qualifier: Option<&ObjectName>) -> Result<Expr> {
     let sql = match qualifier {
         None => "COLUMNS(*)".to_string(),
         Some(q) => format!("COLUMNS({q}.*)"),
@@ -110,7 +113,7 @@ fn columns(qualifier: Option<&ObjectName>) -> Expr {
     sqlparser::parser::Parser::new(&sqlparser::dialect::DuckDbDialect {})
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_expr())
-        .unwrap_or_else(|_| Expr::Identifier(Ident::new("\u{0}"))) // never binds: refused by DuckDB
+        .map_err(|_| crate::error::AclError::internal("a star did not become COLUMNS"))
 }
 
 fn is_columns(name: &ObjectName) -> bool {
@@ -206,11 +209,11 @@ fn items_as_cast(items: &mut [SelectItem], returning: bool, object: &str, restri
             },
             SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) if restricted => continue,
             SelectItem::Wildcard(o) if returning => match plain(o) {
-                true => SelectItem::UnnamedExpr(columns(None)),
+                true => SelectItem::UnnamedExpr(columns(None)?),
                 false => return Err(refused().into()),
             },
             SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(q), o) => match plain(o) {
-                true => SelectItem::UnnamedExpr(columns(Some(q))),
+                true => SelectItem::UnnamedExpr(columns(Some(q))?),
                 false => return Err(refused().into()),
             },
             SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::Expr(_), _) => return Err(refused().into()),
