@@ -378,6 +378,17 @@ bool acl_rs_drift(const AclState *state, duckdb_client_context ctx, const char *
 /// readable bytes; `out` is writable.
 bool acl_rs_hidden_check(duckdb_client_context ctx, const char *names, size_t names_len, bool merge, AclOut *out);
 
+/// `acl_enum_types`'s default word (NUL-terminated, static): the shim registers the setting with it.
+const char *acl_rs_default_enum_types();
+
+/// `acl_enum_types` was set to `value` (`sliced`, `varchar` or `keep`, any case): the instance's exposure
+/// from now on (a change publishes the policy again). False, and nothing changes, for any other
+/// word (the shim then refuses the SET), bad input or a panic.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `value` points to `len` readable bytes.
+bool acl_rs_set_enum_types(const AclState *state, const char *value, size_t len);
+
 /// cpp/txn.cpp: is an explicit transaction open in this `duckdb_client_context`? True (refuse)
 /// for a null context or on a failure.
 extern bool acl_shim_explicit_transaction(duckdb_client_context context);

@@ -55,6 +55,10 @@ struct ParsedRefs {
 // The typed guard's bind-time functions (leakproof.cpp); `owner` keeps `state` alive.
 void RegisterLeakproof(ExtensionLoader &loader, shared_ptr<ParserExtensionInfo> owner, AclState *state);
 
+// `acl_enum_varchar` and the setting `acl_enum_types` (enums.cpp); `owner` keeps `state` alive.
+void RegisterEnums(ExtensionLoader &loader, DBConfig &config, DatabaseInstance &db,
+                   shared_ptr<ParserExtensionInfo> owner, AclState *state);
+
 // Throws on a statement it cannot read (the caller refuses it).
 void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
 
@@ -101,6 +105,7 @@ constexpr const char *VERSION_CHECK_SETTING = "acl_version_check_interval";
 constexpr uint64_t DEFAULT_VERSION_CHECK_INTERVAL = ACL_DEFAULT_VERSION_CHECK_INTERVAL;
 constexpr const char *JWKS_MAX_STALE_SETTING = "acl_jwks_max_stale";
 constexpr const char *ANONYMOUS_ADMIN_SETTING = "acl_allow_anonymous_admin";
+constexpr const char *ENUM_TYPES_SETTING = "acl_enum_types";
 constexpr uint64_t DEFAULT_JWKS_MAX_STALE = ACL_DEFAULT_JWKS_MAX_STALE;
 uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);
 

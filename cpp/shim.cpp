@@ -460,6 +460,7 @@ void LoadInternal(ExtensionLoader &loader) {
 	if (db.TryGetCurrentSetting(VERSION_CHECK_SETTING, interval_now) && !interval_now.IsNull()) {
 		acl_rs_set_version_check_interval(state, interval_now.GetValue<uint64_t>());
 	}
+	RegisterEnums(loader, config, db, parser_info, state);
 
 	parser_info->settings = FindSettingIndexes(config);
 

@@ -40,6 +40,24 @@ pub fn resolve<'c>(p: &Policy, cmd: &'c Command) -> Result<Cow<'c, Command>> {
             let (key, query, comment, declared) = (key.clone(), query.clone(), rel.comment.clone(), rel.declared.clone());
             Command::CreateView { key, query, comment, mode: CreateMode::OrReplace, declared }
         }
+        Command::AlterTypes { key, word, enums } => {
+            let noun = match word {
+                ObjectWord::View => Noun::View,
+                _ => Noun::Table,
+            };
+            let rel = p.relation(key).ok_or_else(|| missing_object(key, noun))?;
+            let (key, comment, mode) = (key.clone(), rel.comment.clone(), CreateMode::OrReplace);
+            let declared = crate::policy::Declared { enums: *enums, ..rel.declared.clone() };
+            match (&rel.kind, word) {
+                (RelationKind::Table(target), ObjectWord::Table | ObjectWord::Object) => {
+                    Command::CreateTable { key, target: target.clone(), comment, mode, slice: rel.slice.clone(), declared }
+                }
+                (RelationKind::View(query), ObjectWord::View | ObjectWord::Object) => {
+                    Command::CreateView { key, query: query.clone(), comment, mode, declared }
+                }
+                _ => return Err(missing_object(&key, noun)),
+            }
+        }
         Command::AlterGrant { on, role, set } => {
             let r = p.roles.get(role).ok_or_else(|| role_missing(role))?;
             let grant_missing = || AclError::from(Invalid::Missing { noun: Noun::Grant, name: grant_name(on, role) });
@@ -92,6 +110,7 @@ pub(super) fn status(cmd: &Command) -> Option<String> {
             format!("ALTER VIRTUAL TABLE {key} {what}")
         }
         Command::AlterView { key, .. } => format!("ALTER VIRTUAL VIEW {key} SET AS"),
+        Command::AlterTypes { key, word, .. } => format!("ALTER VIRTUAL {} {key} SET TYPES", word.sql()),
         Command::AlterGrant { on, role, set } => {
             let what = match set {
                 GrantSet::Caps(_) => "CAPS",

@@ -60,7 +60,11 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::DropReference { key, if_exists } => super::references::drop_reference(policy, key, *if_exists),
         Command::AlterRoleClaims { name, claims } => super::roles::alter_role_claims(policy, name, claims),
         // `resolve` turned these into the statements they amount to.
-        Command::AlterTable { .. } | Command::AlterView { .. } | Command::AlterGrant { .. } | Command::AlterIssuer { .. } => {
+        Command::AlterTable { .. }
+        | Command::AlterView { .. }
+        | Command::AlterTypes { .. }
+        | Command::AlterGrant { .. }
+        | Command::AlterIssuer { .. } => {
             Err(AclError::internal("an ALTER was not resolved"))
         }
         Command::CreateRole { name, mode } => create_role(policy, name, *mode),

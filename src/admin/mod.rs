@@ -126,6 +126,13 @@ pub enum Command {
         key: ObjKey,
         query: String,
     },
+    /// `ALTER VIRTUAL TABLE|VIEW c.n SET TYPES (enums = sliced | varchar | keep | default)`: how the
+    /// object's ENUM columns are shown (`None`: the instance's `acl_enum_types`; spec 002).
+    AlterTypes {
+        key: ObjKey,
+        word: ObjectWord,
+        enums: Option<crate::policy::EnumTypes>,
+    },
     /// `COMMENT ON VIRTUAL … IS '…' | NULL`, `ALTER VIRTUAL CATALOG c SET COMMENT '…'`.
     Comment {
         on: CommentOn,
@@ -494,3 +501,7 @@ mod forms_tests;
 #[cfg(test)]
 #[path = "forms_apply_tests.rs"]
 mod forms_apply_tests;
+
+#[cfg(test)]
+#[path = "types_tests.rs"]
+mod types_tests;

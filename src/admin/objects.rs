@@ -2,14 +2,15 @@
 //! `CREATE … VIRTUAL TABLE|VIEW`, the legacy upserts `ADD TABLE <phys> AS c.n …` and `ADD VIEW`
 //! (= `CREATE OR REPLACE`), `ADD TABLE FUNCTION|SCALAR … MACRO '…'`, and `ALTER VIRTUAL
 //! CATALOG|TABLE|VIEW … SET …`. Declared facts (`col NOT NULL`, `PRIMARY KEY (…)`, a view's
-//! `(col TYPE, …)`) are kept in `policy::Declared` and never enforced.
+//! `(col TYPE, …)`) are kept in `policy::Declared` and never enforced; so is `TYPES (enums = …)`,
+//! which is (spec 002, "ENUM labels").
 use super::parse::P;
 use super::slice::{self, Seen};
 use super::{Command, CommentOn, CreateMode, ObjectWord, TableSet};
 use crate::error::{AclError, Duplicate, Invalid, Management, Result};
 use crate::policy::functions::FnKind;
 use crate::policy::policy_sql::Source;
-use crate::policy::{norm, Declared, ObjKey, PhysName, Slice};
+use crate::policy::{norm, Declared, EnumTypes, ObjKey, PhysName, Slice};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
 
@@ -42,12 +43,50 @@ impl P<'_> {
                     return Err(Management::Twice { clause: "COMMENT" }.into());
                 }
                 comment = self.comment()?;
+            } else if self.word("types") {
+                if declared.enums.is_some() {
+                    return Err(Management::Twice { clause: "TYPES" }.into());
+                }
+                declared.enums = self.types()?;
             } else {
                 break;
             }
         }
         check_declared(&key, slice.columns.as_ref().map(|c| c.iter().map(|c| c.name.as_str()).collect()), &declared)?;
         Ok(Command::CreateTable { key, target, comment, mode, slice, declared })
+    }
+
+    /// After `TYPES`: `(enums = sliced | varchar | keep | default)` (a word or a string): how
+    /// the object's ENUM columns are shown (spec 002, "ENUM labels"); `default` (`None`) follows
+    /// the instance's `acl_enum_types`.
+    pub(super) fn types(&mut self) -> Result<Option<EnumTypes>> {
+        self.open("TYPES")?;
+        if !self.word("enums") {
+            return self.err("enums after TYPES (");
+        }
+        if !self.p.consume_token(&Token::Eq) {
+            return self.err("'=' after enums");
+        }
+        let word = match self.maybe_string() {
+            Some(s) => s,
+            None => match &self.p.peek_token_ref().token {
+                Token::Word(w) => {
+                    let v = w.value.clone();
+                    self.p.next_token();
+                    v
+                }
+                _ => return self.err("sliced, varchar, keep or default after enums ="),
+            },
+        };
+        let enums = match EnumTypes::parse(word.trim()) {
+            Some(e) => Some(e),
+            None if word.trim().eq_ignore_ascii_case("default") => None,
+            None => return Err(Invalid::Rule("TYPES (enums = …) takes sliced, varchar, keep or default").into()),
+        };
+        if !self.p.consume_token(&Token::RParen) {
+            return self.err("')' after TYPES (enums = …");
+        }
+        Ok(enums)
     }
 
     /// `PRIMARY KEY (a, …)` (or the quoted `'a,…'`), names lower-case.
@@ -88,6 +127,9 @@ impl P<'_> {
         }
         if self.p.peek_keyword(Keyword::PRIMARY) {
             declared.primary_key = self.primary_key()?;
+        }
+        if self.word("types") {
+            declared.enums = self.types()?;
         }
         let mut comment = self.comment()?;
         self.expect_kw(Keyword::AS, "AS")?;
@@ -240,8 +282,10 @@ impl P<'_> {
             } else if self.p.peek_keyword(Keyword::COMMENT) {
                 let text = self.set_comment()?;
                 return Ok(Command::Comment { on: CommentOn::Object { key, word: ObjectWord::Table }, text });
+            } else if self.word("types") {
+                return Ok(Command::AlterTypes { key, word: ObjectWord::Table, enums: self.types()? });
             } else {
-                return self.err("PHYS, COLUMNS, RLS, PRIMARY KEY or COMMENT after SET");
+                return self.err("PHYS, COLUMNS, RLS, PRIMARY KEY, TYPES or COMMENT after SET");
             };
             return Ok(Command::AlterTable { key, set });
         }
@@ -252,7 +296,10 @@ impl P<'_> {
                 let text = self.set_comment()?;
                 return Ok(Command::Comment { on: CommentOn::Object { key, word: ObjectWord::View }, text });
             }
-            self.expect_kw(Keyword::AS, "AS or COMMENT after SET")?;
+            if self.word("types") {
+                return Ok(Command::AlterTypes { key, word: ObjectWord::View, enums: self.types()? });
+            }
+            self.expect_kw(Keyword::AS, "AS, TYPES or COMMENT after SET")?;
             let query = self.view_query()?;
             return Ok(Command::AlterView { key, query });
         }

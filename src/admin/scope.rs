@@ -10,7 +10,7 @@
 //!
 //! Managing does not imply reading: nothing here is consulted when a principal's query is judged.
 use super::functions::FnCommand;
-use super::{Command, CommentOn, Expansion};
+use super::{Command, CommentOn, Expansion, ObjectWord};
 use crate::error::{AclError, LacksScope, NotGranted, Result, Scope, SelfGrant};
 use crate::policy::functions::Grantee;
 use crate::policy::{AdminScope, Caps, Policy};
@@ -138,6 +138,8 @@ pub fn needs(cmd: &Command) -> (Need, &'static str) {
         Command::DropView { key, .. } => (on(&key.catalog), "DROP VIRTUAL VIEW"),
         Command::AlterTable { key, .. } => (on(&key.catalog), "ALTER VIRTUAL TABLE"),
         Command::AlterView { key, .. } => (on(&key.catalog), "ALTER VIRTUAL VIEW"),
+        Command::AlterTypes { key, word: ObjectWord::View, .. } => (on(&key.catalog), "ALTER VIRTUAL VIEW"),
+        Command::AlterTypes { key, .. } => (on(&key.catalog), "ALTER VIRTUAL TABLE"),
         Command::CreateReference { key, .. } => (on(&key.catalog), "CREATE VIRTUAL REFERENCE"),
         Command::DropReference { key, .. } => (on(&key.catalog), "DROP VIRTUAL REFERENCE"),
         Command::CreateSchema { catalog, .. } => (on(catalog), "CREATE VIRTUAL SCHEMA"),
@@ -232,6 +234,7 @@ pub fn target(cmd: &Command) -> Option<Target<'_>> {
         | Command::DropView { .. }
         | Command::AlterTable { .. }
         | Command::AlterView { .. }
+        | Command::AlterTypes { .. }
         | Command::Comment { .. }
         | Command::CreateReference { .. }
         | Command::DropReference { .. }

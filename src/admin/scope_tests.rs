@@ -66,6 +66,9 @@ const ON_SALES: &[&str] = &[
     "COMMENT ON VIRTUAL TABLE sales.orders IS 'x'",
     "COMMENT ON VIRTUAL TABLE sales.orders COLUMN id IS 'x'",
     "ALTER VIRTUAL CATALOG sales SET COMMENT 'ours'",
+    "ALTER VIRTUAL TABLE sales.orders SET TYPES (enums = keep)",
+    "ALTER VIRTUAL VIEW sales.v SET TYPES (enums = varchar)",
+    "CREATE OR REPLACE VIRTUAL TABLE sales.orders AS db.main.orders TYPES (enums = keep)",
 ];
 
 /// What needs global manage: handing out access, the catalog itself, everything catalog-less.
@@ -119,6 +122,7 @@ fn catalog_manage_runs_its_own_catalogs_object_statements_only() {
         "CREATE VIRTUAL TABLE hr.x AS db.main.x",
         "DROP VIRTUAL TABLE hr.staff",
         "ALTER VIRTUAL TABLE hr.staff SET PHYS db.main.other",
+        "ALTER VIRTUAL TABLE hr.staff SET TYPES (enums = keep)",
         "COMMENT ON VIRTUAL CATALOG hr IS 'x'",
         "CREATE VIRTUAL SCALAR hr.f(x INTEGER) AS acl_arg(1)",
     ] {

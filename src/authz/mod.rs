@@ -27,6 +27,7 @@ pub use listing::{Aliased, Listed, Listing, ObjectType};
 /// Who a statement runs as (defined by `auth`, which makes principals of tokens).
 pub use crate::auth::Principal;
 
+pub mod enums;
 mod slice_cache;
 pub mod slices;
 pub use slice_cache::SliceCache;

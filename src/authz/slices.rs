@@ -39,9 +39,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::ops::ControlFlow;
 
-/// The functions the typed guard's SQL calls inside a slice (`"system".main.<name>`): ours, the
-/// only `acl_*` calls the second check lets stand in policy SQL (spec 011).
-pub const PROBE_FNS: [&str; 2] = ["acl_leakproof", "acl_leakproof_strict"];
+/// The functions the typed guard's SQL and the ENUM cast call inside a slice
+/// (`"system".main.<name>`): ours, the only `acl_*` calls the second check lets stand in policy
+/// SQL (spec 011).
+pub const PROBE_FNS: [&str; 3] = ["acl_leakproof", "acl_leakproof_strict", super::enums::ENUM_FN[2]];
 
 /// What a literal compared with a column is, as written (the value never matters, so a
 /// statement's shape keeps its guard whatever its numbers are).
@@ -114,6 +115,14 @@ pub enum Guard<'a> {
 }
 
 pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], guard: Guard<'_>) -> Result<Box<Query>> {
+    subquery_as(view, source, layers, guard, false)
+}
+
+/// `subquery`, with ENUM columns shown as VARCHAR when `varchar` (spec 002, "ENUM labels"): the
+/// whole of it is read through `SELECT "system".main.acl_enum_varchar(COLUMNS(*)) FROM (…)`,
+/// above every layer's filter (the policy's predicates and masks read the physical values and
+/// types).
+pub fn subquery_as(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], guard: Guard<'_>, varchar: bool) -> Result<Box<Query>> {
     let mut sql = match source {
         RelationKind::Table(t) => format!("{}.{}.{}", ident(&t.db), ident(&t.schema), ident(&t.name)),
         RelationKind::View(q) => format!("({q})"),
@@ -125,7 +134,8 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
         RelationKind::View(_) => (Guard::Full, None),
     };
     if layers.is_empty() {
-        sql = format!("SELECT * FROM {sql} AS \"__acl_v\"");
+        let items = if varchar { super::enums::ENUM_COLUMNS } else { "*" };
+        sql = format!("SELECT {items} FROM {sql} AS \"__acl_v\"");
     }
     for (i, layer) in layers.iter().enumerate() {
         let inner = if i == 0 { sql } else { format!("({sql})") };
@@ -140,10 +150,18 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
             Layer::Open { rls, open, replace } => open_sql(&inner, i, rls, open, replace),
         };
     }
-    let mut query = Parser::new(&DuckDbDialect {})
-        .try_with_sql(&sql)
-        .and_then(|mut p| p.parse_query())
-        .map_err(|_| AclError::internal("a policy expression did not parse"))?;
+    let parse = |sql: &str| {
+        Parser::new(&DuckDbDialect {})
+            .try_with_sql(sql)
+            .and_then(|mut p| p.parse_query())
+            .map_err(|_| AclError::internal("a policy expression did not parse"))
+    };
+    let mut query = parse(&sql)?;
+    // The cast in the outermost layer's own projection, above its filter, where that is one call;
+    // a column list (or the union's `* EXCLUDE … REPLACE …`) is read through a layer of its own.
+    if varchar && !layers.is_empty() && !super::enums::fold(&mut query) {
+        query = parse(&format!("SELECT {} FROM ({sql}) AS \"__acl_e\"", super::enums::ENUM_COLUMNS))?;
+    }
     crate::sqltext::substitute_claims(&mut *query, |k| view.claim(k))?;
     let _ = query.walk_mut(&mut Unparen);
     // A virtual view's CTEs bind as DuckDB binds them, or not at all (spec 011, "regions").

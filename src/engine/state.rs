@@ -43,6 +43,9 @@ pub struct State {
     /// `acl_version_check_interval`, milliseconds (GLOBAL; the shim sets it): how often, at
     /// most, the background thread of a shared store asks for its policy version.
     version_check_ms: std::sync::atomic::AtomicU64,
+    /// `acl_enum_types` (GLOBAL; the shim sets it): every published snapshot carries it
+    /// (`Policy::enum_types`). The index of its value in `EnumTypes::ALL`.
+    enum_types: std::sync::atomic::AtomicUsize,
     /// The background thread of a shared store (`engine::watch`), once one runs: dropping it
     /// (with the state, when the instance closes) stops the thread.
     pub watcher: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
@@ -51,6 +54,8 @@ pub struct State {
     /// Counts this state among the process's live ones while it exists.
     _live: Live,
 }
+
+const _: () = assert!(matches!(crate::policy::EnumTypes::ALL[0], crate::policy::EnumTypes::DEFAULT));
 
 /// States alive in this process (`acl_status().process_instances`): one per open database that
 /// loaded the extension, so a test can see that closing a database frees its state (nothing the
@@ -100,6 +105,24 @@ impl State {
 
     pub fn set_version_check_interval(&self, ms: u64) {
         self.version_check_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// `acl_enum_types` (GLOBAL), as every snapshot published from now on carries it (a new state
+    /// holds `ALL[0]`, the default).
+    pub fn enum_types(&self) -> crate::policy::EnumTypes {
+        let all = crate::policy::EnumTypes::ALL;
+        all.get(self.enum_types.load(std::sync::atomic::Ordering::SeqCst)).copied().unwrap_or(all[0])
+    }
+
+    /// `acl_enum_types` was set (or reset, or read at load). A change publishes the policy again:
+    /// a new version, so every rewrite, slice, shape, kept parse and listing made under the old
+    /// exposure is dropped, and a prepared statement made under it is refused (spec 002).
+    pub fn set_enum_types(&self, e: crate::policy::EnumTypes) {
+        let w = self.writer();
+        let at = crate::policy::EnumTypes::ALL.iter().position(|x| *x == e).unwrap_or(0);
+        if self.enum_types.swap(at, std::sync::atomic::Ordering::SeqCst) != at || w.current().enum_types != e {
+            w.publish(Policy::clone(&w.current()));
+        }
     }
 
     /// What DuckDB bound a physical column to (the typed guard's report, spec 002 "Known
@@ -228,6 +251,7 @@ impl Writer<'_> {
         let current = self.state.policy.load();
         next.functions.host = self.state.host_functions();
         next.home = self.state.store().and_then(|s| s.home());
+        next.enum_types = self.state.enum_types();
         next.version = next.version.max(current.version + 1);
         let next = Arc::new(next);
         self.state.policy.store(Arc::clone(&next));

@@ -242,6 +242,11 @@ pub enum SlicedWrite {
     SubqueryInBySourceClause { object: String },
     #[error("{} is not supported on {object} (it has a row or column policy); {}", .form.what(), .form.instead())]
     MergeClause { object: String, form: MergeForm },
+    /// A star that may expand the target's row in a form the ENUM cast cannot take (spec 002,
+    /// "ENUM labels").
+    #[error("a star with EXCLUDE, REPLACE, RENAME, LIKE or an alias, or a star pattern, is not supported in a write to \
+             {object} (its ENUM columns are shown as VARCHAR); name the columns")]
+    EnumStar { object: String },
 }
 
 /// MERGE clause forms whose rows the write check could not follow.

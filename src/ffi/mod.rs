@@ -3,6 +3,7 @@
 mod abi;
 mod check;
 mod drift;
+mod enums;
 mod functions;
 mod host;
 mod host_sql;

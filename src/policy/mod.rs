@@ -57,7 +57,8 @@ pub struct Relation {
 }
 
 /// Facts an operator declares about a virtual table's or view's columns: shown in listings,
-/// never enforced (the physical data decides). Column names lower-case.
+/// never enforced (the physical data decides); and how its ENUM columns are shown (`enums`,
+/// enforced: spec 002, "ENUM labels"). Column names lower-case.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Declared {
     /// A virtual view's `(col TYPE, …)`: name and type as written (printed by sqlparser). Checked
@@ -69,6 +70,66 @@ pub struct Declared {
     pub primary_key: Vec<String>,
     /// `COMMENT ON VIRTUAL TABLE|VIEW c.n COLUMN x IS '…'`.
     pub column_comments: BTreeMap<String, String>,
+    /// `TYPES (enums = sliced|varchar|keep)`: this object's ENUM exposure; `None`: the
+    /// instance's `acl_enum_types` (`Policy::enum_types`).
+    pub enums: Option<EnumTypes>,
+}
+
+/// How a principal is shown a column whose physical type is (or holds) an ENUM: the type lists
+/// every label, also those only hidden rows carry (spec 002, "ENUM labels").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnumTypes {
+    /// As VARCHAR wherever a policy narrows what the principal reads or writes (a slice of the
+    /// object or of its grants, a virtual view, a virtual function); as DuckDB's type where it
+    /// reads the physical table whole (RENAME form), whose every row it sees.
+    Sliced,
+    /// As VARCHAR everywhere, cast above every row filter (`typeof`, DESCRIBE, listings,
+    /// results and writes agree).
+    Varchar,
+    /// As DuckDB's ENUM type everywhere, every label included.
+    Keep,
+}
+
+impl Default for EnumTypes {
+    fn default() -> EnumTypes {
+        EnumTypes::DEFAULT
+    }
+}
+
+impl EnumTypes {
+    /// `acl_enum_types`'s default: no label of a hidden row is shown, and a table read whole
+    /// costs nothing (spec 002, "ENUM labels", says why).
+    pub const DEFAULT: EnumTypes = EnumTypes::Sliced;
+    pub const ALL: [EnumTypes; 3] = [EnumTypes::Sliced, EnumTypes::Varchar, EnumTypes::Keep];
+
+    /// The word of `acl_enum_types` and of `TYPES (enums = …)`.
+    pub fn name(self) -> &'static str {
+        self.c_name().to_str().unwrap_or_default()
+    }
+
+    /// `name`, NUL-terminated (the shim registers the setting's default with it).
+    pub fn c_name(self) -> &'static std::ffi::CStr {
+        match self {
+            EnumTypes::Sliced => c"sliced",
+            EnumTypes::Varchar => c"varchar",
+            EnumTypes::Keep => c"keep",
+        }
+    }
+
+    /// Whether ENUMs are shown as VARCHAR where the principal's access to the object is
+    /// `sliced` (narrowed by a policy) or not (the physical table read or written whole).
+    pub fn varchar(self, sliced: bool) -> bool {
+        match self {
+            EnumTypes::Sliced => sliced,
+            EnumTypes::Varchar => true,
+            EnumTypes::Keep => false,
+        }
+    }
+
+    /// `name`'s inverse, case-insensitive.
+    pub fn parse(word: &str) -> Option<EnumTypes> {
+        EnumTypes::ALL.into_iter().find(|e| e.name().eq_ignore_ascii_case(word))
+    }
 }
 
 impl Declared {
@@ -291,6 +352,10 @@ pub struct Policy {
     /// The policy store's schema while a DuckDB store is in use: never a source (set when
     /// published, like `functions.host`).
     pub home: Option<policy_sql::Home>,
+    /// `acl_enum_types` (GLOBAL): the ENUM exposure of objects that declare none. The instance's
+    /// setting, never stored; set when published, like `functions.host`, so a change of the
+    /// setting is a new version and every cache keyed on the version starts over.
+    pub enum_types: EnumTypes,
 }
 
 impl Policy {
@@ -303,6 +368,11 @@ impl Policy {
                 change(r);
             }
         }
+    }
+
+    /// How `rel`'s ENUM columns are shown (its own `TYPES`, else the instance's setting).
+    pub fn enums_of(&self, rel: &Relation) -> EnumTypes {
+        rel.declared.enums.unwrap_or(self.enum_types)
     }
 
     pub fn relation(&self, key: &ObjKey) -> Option<&Relation> {

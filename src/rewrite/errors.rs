@@ -10,6 +10,8 @@
 //!   `NOT NULL constraint failed: X.col`, `Catalog "X" does not exist!`, …) replaced by the
 //!   principal's name for it — or by `(hidden)` when the decision has none (a table inside a
 //!   virtual function's body, another table DuckDB names);
+//! - with every ENUM type DuckDB prints (`ENUM('a', 'b')`, in conversion and binder errors) shown
+//!   as `ENUM(…)`: its labels include those only hidden rows carry (spec 002, "ENUM labels");
 //! - and otherwise byte for byte as DuckDB wrote it.
 //!
 //! Never rewriting text by whether it *looks like* a physical name is the point: the principal
@@ -182,7 +184,7 @@ pub fn translate(blob: &str, kind: &str, message: &str) -> String {
         }
         let mut slots = Vec::new();
         if matches(template, message, &mut slots) {
-            return render(blob, template, &slots);
+            return without_labels(&render(blob, template, &slots));
         }
     }
     // A constraint message no template reads may name any column of the target: on a
@@ -190,7 +192,51 @@ pub fn translate(blob: &str, kind: &str, message: &str) -> String {
     if kind == "Constraint" && lines::any_restricted(blob) {
         return hidden::WITHHELD.to_string();
     }
-    message.to_string()
+    without_labels(message)
+}
+
+/// Every `ENUM('…', …)` (DuckDB's print of an ENUM type: labels quoted as SQL strings, joined by
+/// `, `) as `ENUM(…)`. One that does not close is cut to the end of the message. Depends on the
+/// text's shape alone, so it tells nothing about any name or label.
+fn without_labels(message: &str) -> String {
+    const OPEN: &str = "ENUM('";
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        out.push_str("ENUM(…)");
+        rest = match labels_end(&rest[at + OPEN.len() - 1..]) {
+            Some(end) => &rest[at + OPEN.len() - 1 + end..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// In `'a', 'b''c')…`, the position just past the `)` that closes the list of labels.
+fn labels_end(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    loop {
+        if b.get(i) != Some(&b'\'') {
+            return None;
+        }
+        i += 1;
+        loop {
+            match b.get(i)? {
+                b'\'' if b.get(i + 1) == Some(&b'\'') => i += 2,
+                b'\'' => break,
+                _ => i += 1,
+            }
+        }
+        i += 1;
+        match (b.get(i), b.get(i + 1)) {
+            (Some(b')'), _) => return Some(i + 1),
+            (Some(b','), Some(b' ')) => i += 2,
+            _ => return None,
+        }
+    }
 }
 
 /// Drops DuckDB's excerpt of the statement, which it appends last (`QueryErrorContext::Format`):

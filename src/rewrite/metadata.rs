@@ -13,7 +13,7 @@ use crate::sqltext::WalkMut as _;
 use super::Decision;
 use crate::authz::{ObjectType, Principal, View};
 use crate::error::{AclError, BadCall, Result, Unsupported};
-use crate::policy::{norm, Policy};
+use crate::policy::{norm, Policy, RelationKind};
 use crate::sqltext::ident;
 use sqlparser::ast::{
     Ident, ObjectNamePart, Query, ShowStatementOptions, Statement, TableAlias, TableFactor, VisitorMut,
@@ -334,7 +334,18 @@ impl MetaRows {
 /// puts in place of `SELECT * FROM <object>`).
 pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Option<String>> {
     let Some(layers) = &o.layers else { return Ok(None) };
-    crate::authz::slices::exposed(view, &o.relation.kind, layers).map(Some)
+    // ENUM columns as the principal reads them (spec 002, "ENUM labels").
+    let sliced = !layers.is_empty() || matches!(o.relation.kind, RelationKind::View(_));
+    let varchar = view.policy.enums_of(&o.relation).varchar(sliced);
+    Ok(Some(match (&o.relation.kind, layers.is_empty() && !varchar) {
+        (RelationKind::Table(p), true) => {
+            format!("SELECT * FROM {}.{}.{}", ident(&p.db), ident(&p.schema), ident(&p.name))
+        }
+        (kind, _) => {
+            let guard = crate::authz::slices::Guard::Full;
+            crate::authz::slices::subquery_as(view, kind, layers, guard, varchar)?.to_string()
+        }
+    }))
 }
 
 /// The columns `(name, type)` of an exposed query, or `None` when it does not bind.
@@ -382,8 +393,11 @@ pub fn listing_rows(
         let mut found = schema_objects(&a.target.db, &a.target.schema).unwrap_or_default();
         found.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, object_type) in found {
+            // An alias's names have no record of their own: the instance's ENUM exposure, for a
+            // table read whole.
+            let items = if policy.enum_types.varchar(false) { crate::authz::enums::ENUM_COLUMNS } else { "*" };
             let sql = format!(
-                "SELECT * FROM {}.{}.{}",
+                "SELECT {items} FROM {}.{}.{}",
                 ident(&a.target.db),
                 ident(&a.target.schema),
                 ident(&name)

@@ -343,3 +343,5 @@ mod view_tests;
 mod grant_tests;
 #[cfg(test)]
 mod share_tests;
+#[cfg(test)]
+mod enum_tests;

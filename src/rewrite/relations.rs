@@ -132,8 +132,10 @@ impl Resolver<'_, '_, '_> {
     }
 
     /// Resolves the single table a DML statement writes, checks `needed`, rewrites it in place;
-    /// returns the virtual name and the write check its grants' slices demand.
-    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &'static str) -> Result<(String, Option<WriteSlice>)> {
+    /// returns the virtual name and the write check its grants' slices demand. A target whose ENUM
+    /// columns are shown as VARCHAR has the statement's own expressions read it that way
+    /// (`writes::enums`): call `enums` before the write check adds the policy's predicates.
+    fn target(&mut self, name: &mut ObjectName, needed: Caps, verb: &'static str) -> Result<(String, Option<WriteSlice>, Option<String>)> {
         let p = parts(name)?;
         if self.cte(&p).is_some() {
             return Err(Unsupported::CteTarget { verb }.into());
@@ -141,7 +143,7 @@ impl Resolver<'_, '_, '_> {
         if let Some(t) = ddl::temp_table(self.view, &p)? {
             let shown = t.key.name.clone();
             self.place(name, t);
-            return Ok((shown, None)); // the principal's own: every capability, no slice
+            return Ok((shown, None, None)); // the principal's own: every capability, no slice
         }
         let resolved = self.view.resolve(&p)?;
         self.view.require(&resolved, needed)?;
@@ -163,7 +165,12 @@ impl Resolver<'_, '_, '_> {
         self.handled.insert(addr(name));
         self.decision.physical.push(phys.clone());
         self.decision.map_object(phys, &resolved.key);
-        Ok((resolved.key.name, write))
+        // `Some(object)`: its ENUM columns are shown as VARCHAR (spec 002, "ENUM labels").
+        let varchar = self.view.policy.enums_of(&resolved.relation).varchar(write.is_some()).then(|| resolved.key.to_string());
+        if varchar.is_some() {
+            self.decision.functions.push(crate::authz::enums::ENUM_FN.map(String::from).to_vec());
+        }
+        Ok((resolved.key.name, write, varchar))
     }
 
     /// Rewrites `name` to where it was placed and records it in the decision.
@@ -175,12 +182,12 @@ impl Resolver<'_, '_, '_> {
     }
 
     /// A target in FROM position (UPDATE, DELETE, MERGE); returns the alias it is known by.
-    fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &'static str) -> Result<(String, Option<WriteSlice>)> {
+    fn target_factor(&mut self, tf: &mut TableFactor, needed: Caps, verb: &'static str) -> Result<(String, Option<WriteSlice>, Option<String>)> {
         match tf {
             TableFactor::Table { name, alias, args: None, .. } => {
-                let (virtual_name, write) = self.target(name, needed, verb)?;
+                let (virtual_name, write, varchar) = self.target(name, needed, verb)?;
                 let alias = alias.get_or_insert_with(|| alias_as(&virtual_name));
-                Ok((alias.name.value.clone(), write))
+                Ok((alias.name.value.clone(), write, varchar))
             }
             _ => Err(Unsupported::NotATableTarget { verb }.into()),
         }
@@ -252,7 +259,11 @@ impl Resolver<'_, '_, '_> {
                 let TableObject::TableName(name) = &mut ins.table else {
                     return Err(Unsupported::NotATableTarget { verb: "INSERT" }.into());
                 };
-                let (_, write) = self.target(name, needed, "INSERT")?;
+                let (_, write, varchar) = self.target(name, needed, "INSERT")?;
+                if let Some(object) = varchar {
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::insert(ins, &object, restricted)?;
+                }
                 if let Some(w) = write {
                     if needed.contains(Caps::UPDATE) {
                         return Err(SlicedWrite::Upsert.into());
@@ -270,7 +281,11 @@ impl Resolver<'_, '_, '_> {
                     return Err(Unsupported::Update.into());
                 }
                 let tf = self.single_target(std::slice::from_mut(&mut up.table), "UPDATE")?;
-                let (alias, write) = self.target_factor(tf, needed, "UPDATE")?;
+                let (alias, write, varchar) = self.target_factor(tf, needed, "UPDATE")?;
+                if let Some(object) = varchar {
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::update(up, &object, restricted)?;
+                }
                 if let Some(w) = write {
                     w.update(up, &alias)?;
                 }
@@ -288,7 +303,11 @@ impl Resolver<'_, '_, '_> {
                     FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
                 };
                 let tf = self.single_target(from, "DELETE")?;
-                let (alias, write) = self.target_factor(tf, needed, "DELETE")?;
+                let (alias, write, varchar) = self.target_factor(tf, needed, "DELETE")?;
+                if let Some(object) = varchar {
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::delete(del, &object, restricted)?;
+                }
                 if let Some(w) = write {
                     w.delete(del, &alias)?;
                 }
@@ -301,7 +320,11 @@ impl Resolver<'_, '_, '_> {
                     Some(OutputClause::Returning { .. }) => needed = needed.union(Caps::SELECT),
                     Some(_) => return Err(Unsupported::MergeOutput.into()),
                 }
-                let (alias, write) = self.target_factor(&mut m.table, needed, "MERGE")?;
+                let (alias, write, varchar) = self.target_factor(&mut m.table, needed, "MERGE")?;
+                if let Some(object) = varchar {
+                    let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
+                    writes::enums::merge(m, &object, restricted)?;
+                }
                 if let Some(w) = write {
                     w.merge(m, &alias)?;
                 }
@@ -395,7 +418,10 @@ impl Resolver<'_, '_, '_> {
                 let by = self.view.grants(&resolved.key, Caps::SELECT);
                 crate::authz::grants::record(&mut self.decision.granted, &resolved.key, Caps::SELECT, by);
                 let alias = alias.take().unwrap_or_else(|| alias_as(&resolved.key.name));
-                if let (RelationKind::Table(phys), true) = (&resolved.relation.kind, layers.is_empty()) {
+                // ENUMs shown as VARCHAR read even an unsliced table through the cast (spec 002).
+                let sliced = !layers.is_empty() || matches!(resolved.relation.kind, RelationKind::View(_));
+                let varchar = self.view.policy.enums_of(&resolved.relation).varchar(sliced);
+                if let (RelationKind::Table(phys), true) = (&resolved.relation.kind, layers.is_empty() && !varchar) {
                     *name = physical_name(phys);
                     self.handled.insert(addr(name));
                     self.decision.physical.push(phys.clone());
@@ -426,7 +452,7 @@ impl Resolver<'_, '_, '_> {
                     Some(l) => Guard::Typed { needs: &l.needs, single: l.single },
                     None => Guard::Full,
                 };
-                let build = || crate::authz::slices::subquery(self.view, &resolved.relation.kind, &layers, guard);
+                let build = || crate::authz::slices::subquery_as(self.view, &resolved.relation.kind, &layers, guard, varchar);
                 let subquery = match self.view.slice_cache {
                     Some((cache, who)) => {
                         let room = &mut self.decision.room;

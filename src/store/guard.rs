@@ -121,6 +121,7 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
             Ok(())
         }
         Command::AlterTable { set: TableSet::Columns { .. } | TableSet::Rls(_) | TableSet::PrimaryKey(_), .. }
+        | Command::AlterTypes { .. }
         | Command::Comment { .. }
         | Command::CreateReference { .. }
         | Command::DropReference { .. }

@@ -11,7 +11,7 @@ use crate::policy::functions::{
     Access, Class, FnBody, FnCategory, FnKey, FnKind, FnName, FnTarget, FunctionPolicy, HostFunctions, VirtualFunction,
 };
 use crate::policy::{
-    AdminScope, Cardinality, Caps, Catalog, CatalogGrant, Column, Declared, Issuer, ObjKey, ObjectGrant, PhysName, Policy, Reference,
+    AdminScope, Cardinality, Caps, Catalog, CatalogGrant, Column, Declared, EnumTypes, Issuer, ObjKey, ObjectGrant, PhysName, Policy, Reference,
     Relation, RelationKind, Role, Slice, Unmapped, VirtualSchema,
 };
 use sqlparser::dialect::DuckDbDialect;
@@ -156,11 +156,15 @@ pub fn load(tables: &Tables, host: Arc<HostFunctions>, location: &str) -> Result
         };
         let declared = match rd.json::<DeclaredJson>(row, 11)? {
             None => Declared::default(),
-            Some(DeclaredJson { types, not_null, primary_key, column_comments }) => Declared {
+            Some(DeclaredJson { types, not_null, primary_key, column_comments, enums }) => Declared {
                 types,
                 not_null: not_null.into_iter().collect(),
                 primary_key,
                 column_comments: column_comments.into_iter().collect(),
+                enums: match enums {
+                    None => None,
+                    Some(e) => Some(EnumTypes::parse(&e).ok_or_else(|| rd.bad(format!("unknown ENUM exposure {e:?}")))?),
+                },
             },
         };
         let rel = Relation { kind, slice: rd.slice(row, 8, 9)?, comment: rd.opt(row, 10), declared };

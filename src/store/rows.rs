@@ -57,11 +57,14 @@ pub(super) struct DeclaredJson {
     pub primary_key: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub column_comments: Vec<(String, String)>,
+    /// `TYPES (enums = …)`: `"keep"` or `"varchar"`; absent: the instance's `acl_enum_types`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enums: Option<String>,
 }
 
 /// NULL when nothing is declared.
 fn declared_json(d: &Declared) -> Option<String> {
-    let Declared { types, not_null, primary_key, column_comments } = d;
+    let Declared { types, not_null, primary_key, column_comments, enums } = d;
     if d.is_empty() {
         return None;
     }
@@ -70,6 +73,7 @@ fn declared_json(d: &Declared) -> Option<String> {
         not_null: not_null.iter().cloned().collect(),
         primary_key: primary_key.clone(),
         column_comments: column_comments.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        enums: enums.map(|e| e.name().to_string()),
     })
 }
 
@@ -133,7 +137,8 @@ pub fn rows(policy: &Policy) -> Tables {
     let mut out = Tables::empty();
     // `version` counts publishes on this node; the store keeps its own (`meta`).
     // `home` is where this store is, not policy.
-    let Policy { version: _, catalogs, roles, issuers, claim_roles, functions, home: _ } = policy;
+    // `enum_types` is the instance's setting, never stored (each object's own is, in `declared`).
+    let Policy { version: _, catalogs, roles, issuers, claim_roles, functions, home: _, enum_types: _ } = policy;
     for (name, cat) in catalogs {
         let Catalog { comment, objects, schemas, expansions, references, sources } = cat;
         out.push(&layout::CATALOGS, vec![t(name), comment.clone()]);

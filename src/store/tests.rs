@@ -66,6 +66,8 @@ const EVERYTHING: &[&str] = &[
     "CREATE VIRTUAL TABLE sales.customers AS phys.main.customers COLUMNS (id NOT NULL, name) PRIMARY KEY (id)",
     "COMMENT ON VIRTUAL TABLE sales.customers COLUMN name IS 'as registered'",
     "CREATE VIRTUAL VIEW sales.declared (a INTEGER NOT NULL, b VARCHAR) AS SELECT 1 AS a, 'x' AS b",
+    "CREATE VIRTUAL TABLE sales.kept AS phys.main.levels TYPES (enums = keep)",
+    "CREATE VIRTUAL VIEW sales.shown TYPES (enums = varchar) AS SELECT 1 AS a",
     "CREATE VIRTUAL REFERENCE sales.placed_by FROM orders TO customers ON (customer = name, id = id) CARDINALITY MANY_TO_ONE OPTIONAL COMMENT 'who'",
     "CREATE VIRTUAL REFERENCE sales.eu.back FROM customers TO orders ON (id = id)",
     "ALTER ISSUER 'https://other.example' SET UNMAPPED IGNORE",
@@ -99,6 +101,39 @@ fn every_record_and_field_survives_the_round_trip() {
     assert_eq!(back, p);
     // The listing rows are a function of the policy alone.
     assert_eq!(rows(&back), tables);
+}
+
+/// `TYPES (enums = …)` rides in `objects.declared` (no column of its own): written as its word,
+/// read back as it was, absent when the object follows the instance's setting.
+#[test]
+fn an_objects_enum_exposure_survives_the_round_trip() {
+    let mut p = fresh();
+    apply(&mut p, &[
+        "CREATE VIRTUAL CATALOG c",
+        "CREATE VIRTUAL TABLE c.kept AS phys.main.t TYPES (enums = keep)",
+        "CREATE VIRTUAL TABLE c.shown AS phys.main.t TYPES (enums = 'VARCHAR') COLUMNS (id) RLS (id > 0)",
+        "CREATE VIRTUAL TABLE c.plain AS phys.main.t",
+        "ALTER VIRTUAL TABLE c.plain SET TYPES (enums = varchar)",
+        "ALTER VIRTUAL TABLE c.plain SET TYPES (enums = default)",
+    ]);
+    let tables = rows(&p);
+    let declared: Vec<(Option<String>, Option<String>)> =
+        tables.of(&layout::OBJECTS).iter().map(|r| (r[2].clone(), r[11].clone())).collect();
+    assert_eq!(
+        declared,
+        vec![
+            (Some("kept".into()), Some(r#"{"enums":"keep"}"#.into())),
+            (Some("plain".into()), None),
+            (Some("shown".into()), Some(r#"{"enums":"varchar"}"#.into())),
+        ]
+    );
+    let mut back = load(&tables, host(), "t").unwrap();
+    back.version = p.version;
+    assert_eq!(back, p);
+    let key = |n: &str| crate::policy::ObjKey { catalog: "c".into(), schema: "main".into(), name: n.into() };
+    assert_eq!(back.relation(&key("kept")).unwrap().declared.enums, Some(crate::policy::EnumTypes::Keep));
+    assert_eq!(back.relation(&key("shown")).unwrap().declared.enums, Some(crate::policy::EnumTypes::Varchar));
+    assert_eq!(back.relation(&key("plain")).unwrap().declared.enums, None);
 }
 
 #[test]
@@ -151,6 +186,8 @@ fn unreadable_records_refuse_the_store() {
     bad(&layout::CATALOG_GRANTS, 4, "id IN (SELECT 1 FROM aclcat.acl.issuers)");
     bad(&layout::OBJECT_GRANTS, 6, r#"[{"name":"id","expr":"(SELECT max(keys) FROM acl.issuers)"}]"#);
     bad(&layout::OBJECTS, 8, "x > 1; DROP TABLE t");
+    // An ENUM exposure that is none (spec 002, "ENUM labels"): refused, never read as the default.
+    bad(&layout::OBJECTS, 11, r#"{"enums":"text"}"#);
     bad(&layout::ISSUERS, 1, "hmac:short");
     // An administration scope that is no scope, or of a role the store does not hold.
     bad(&layout::ADMINS, 1, "root");

@@ -314,19 +314,23 @@ fn allowed_function(host: &HostFunctions, names: &Names, path: &[&str]) -> bool 
 }
 
 /// The policy-SQL rules for a call: inside policy SQL those of `policy_sql::call_in_region` (the
-/// leak-proof probe the slices put there is ours, spec 002); outside every region, nothing of the
-/// never set but the view guard; inside a listing of ours, what its SQL names.
+/// leak-proof probe and the ENUM cast the slices put there are ours, spec 002); outside every
+/// region, nothing of the never set but the view guard and the ENUM cast around a write target's
+/// columns (the rules listed it, `allowed_function`); inside a listing of ours, what its SQL names.
 fn policy_call(host: &HostFunctions, in_region: bool, authored: bool, path: &[&str]) -> bool {
     match (in_region, authored) {
         (true, true) => call_in_region(host, path) || probe(path),
         (true, false) => true,
         (false, _) => {
-            !path.last().is_some_and(|n| never_callable(n)) || same_path_str(path, &super::views::GUARD_FN)
+            !path.last().is_some_and(|n| never_callable(n))
+                || same_path_str(path, &super::views::GUARD_FN)
+                || same_path_str(path, &crate::authz::enums::ENUM_FN)
         }
     }
 }
 
-/// `"system".main.acl_leakproof[_strict](…)`: the typed guard's probes inside a slice.
+/// `"system".main.acl_leakproof[_strict](…)` and `acl_enum_varchar(…)`: the typed guard's probes
+/// and the ENUM cast inside a slice.
 fn probe(path: &[&str]) -> bool {
     matches!(path, [db, schema, n] if same(db, "system") && same(schema, "main")
         && crate::authz::slices::PROBE_FNS.iter().any(|p| same(p, n)))

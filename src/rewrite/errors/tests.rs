@@ -307,3 +307,25 @@ fn blob_lines_round_trip_any_name() {
     assert!(lines::any_restricted(&b));
     assert!(!lines::any_restricted(&blob()));
 }
+
+/// An ENUM type lists every label, also those only hidden rows carry (spec 002, "ENUM labels"):
+/// DuckDB prints it in conversion errors (a write of a value that is no label) and binder errors.
+#[test]
+fn enum_labels_are_never_shown() {
+    t(
+        "Conversion",
+        "Could not convert string 'nope' to ENUM('happy', 'sad', 'secret')\n\nLINE 1: UPDATE x SET lvl = 'nope'\n                           ^^^^^^",
+        "Could not convert string 'nope' to ENUM(…)",
+    );
+    t(
+        "Binder",
+        "No function matches the given name and argument types '+(ENUM('a', 'it''s, ok)'), INTEGER_LITERAL)'. You might need to add explicit type casts.",
+        "No function matches the given name and argument types '+(ENUM(…), INTEGER_LITERAL)'. You might need to add explicit type casts.",
+    );
+    t("Binder", "STRUCT(a ENUM('x'), b ENUM('y', 'z'))[] vs ENUM('q')", "STRUCT(a ENUM(…), b ENUM(…))[] vs ENUM(…)");
+    // one that does not close (a message cut short) loses everything after it
+    t("Conversion", "to ENUM('a', 'b", "to ENUM(…)");
+    t("Conversion", "to ENUM('a' 'b') and more", "to ENUM(…)");
+    // not an ENUM's print: left alone
+    untouched("Binder", "Referenced column \"ENUM\" not found, ENUM() and ENUM(x)");
+}

@@ -129,7 +129,7 @@ impl<'a> Expand<'a, '_> {
                     self.decision.functions.extend(Region::of(body).names.functions);
                     let mut body = body.clone();
                     self.substitute(&mut body, Form::InPlace, args)?;
-                    Expr::Nested(Box::new(body))
+                    self.enum_cast(Expr::Nested(Box::new(body)))
                 }
                 Form::Region => {
                     let args = Self::bind_args(call, args, true)?;
@@ -199,6 +199,24 @@ impl<'a> Expand<'a, '_> {
         Ok(())
     }
 
+    /// A virtual function's result shows ENUMs as VARCHAR unless the instance's `acl_enum_types`
+    /// is `keep` (spec 002, "ENUM labels"): its body is the operator's SQL over physical tables,
+    /// which may return a column whose type lists labels of rows the body does not return — a
+    /// sliced read.
+    fn enums(&self) -> bool {
+        self.view.policy.enum_types.varchar(true)
+    }
+
+    /// `e` through `"system".main.acl_enum_varchar(…)` under `varchar` (the second check then
+    /// expects the call outside every region), else `e`.
+    fn enum_cast(&mut self, e: Expr) -> Expr {
+        if !self.enums() {
+            return e;
+        }
+        self.decision.functions.push(crate::authz::enums::ENUM_FN.map(String::from).to_vec());
+        crate::authz::enums::cast(e)
+    }
+
     /// Substitutes a region body's placeholders; returns the arguments for the VALUES list (none
     /// under the test fault, which puts them inside the body instead).
     fn region_body<T: VisitMut + ?Sized>(&mut self, body: &mut T, args: Vec<Expr>) -> Result<Vec<Expr>> {
@@ -214,7 +232,12 @@ impl<'a> Expand<'a, '_> {
     /// Inserts `body` (already substituted) as region j:
     /// `SELECT "__acl_p<j>".* FROM (VALUES (<values>)) AS "__acl_args"("a1", …), LATERAL (<body>) AS "__acl_p<j>"`,
     /// or `SELECT "__acl_p<j>".* FROM (<body>) AS "__acl_p<j>"` when there are no values.
-    fn region(&mut self, region: Region, body: Box<Query>, values: Vec<Expr>) -> Box<Query> {
+    fn region(&mut self, mut region: Region, body: Box<Query>, values: Vec<Expr>) -> Box<Query> {
+        if self.enums() && values.is_empty() {
+            // Without a VALUES list the wrapper's only FROM item is the region's alias, so DuckDB's
+            // parse counts the wrapper, and the cast in it, as the region's (`trusted`).
+            region.names.functions.push(crate::authz::enums::ENUM_FN.map(String::from).to_vec());
+        }
         let j = self.decision.region(region);
         // DuckDB's errors about the body's tables are reported as "(hidden)".
         super::relations::map_supplied(self.decision, &body);
@@ -227,10 +250,13 @@ impl<'a> Expand<'a, '_> {
             template(&WITHOUT, "SELECT x.* FROM (SELECT 1) AS x").clone()
         });
         let SetExpr::Select(s) = q.body.as_mut() else { return q };
-        s.projection = vec![SelectItem::QualifiedWildcard(
-            SelectItemQualifiedWildcardKind::ObjectName(ObjectName::from(vec![quoted(&region_alias(j))])),
-            Default::default(),
-        )];
+        let row = ObjectName::from(vec![quoted(&region_alias(j))]);
+        s.projection = vec![match self.enums() {
+            // every column of the body through the ENUM cast, under its own name (the body is the
+            // only FROM item without a VALUES list: there `COLUMNS(*)`, which names no column)
+            true => SelectItem::UnnamedExpr(self.enum_cast(columns_of(passed.then_some(&row)))),
+            false => SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(row), Default::default()),
+        }];
         let body = TableFactor::Derived { lateral: passed, subquery: body, alias: Some(super::slices::region_alias(j)), sample: None };
         if !passed {
             s.from[0].relation = body;
@@ -279,6 +305,26 @@ impl VisitorMut for Expand<'_, '_> {
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<AclError> {
         to_flow(self.scalar(expr))
     }
+}
+
+/// `COLUMNS(<row>.*)` (or `COLUMNS(*)`): every column of the FROM item `row` (or of every one),
+/// each under its own name.
+fn columns_of(row: Option<&ObjectName>) -> Expr {
+    let star = match row {
+        Some(row) => FunctionArgExpr::QualifiedWildcard(row.clone()),
+        None => FunctionArgExpr::Wildcard,
+    };
+    let args = vec![FunctionArg::Unnamed(star)];
+    Expr::Function(sqlparser::ast::Function {
+        name: ObjectName::from(vec![sqlparser::ast::Ident::new("COLUMNS")]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(sqlparser::ast::FunctionArgumentList { duplicate_treatment: None, args, clauses: vec![] }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
 }
 
 fn to_flow(r: Result<()>) -> ControlFlow<AclError> {
