@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ENUM labels of hidden rows (issue 31, finding 5; spec 002, "ENUM labels"): what SQL tests cannot
+"""ENUM labels of hidden rows (issue 31, finding 5; spec 021): what SQL tests cannot
 show — the types a client receives with the rows (the cursor's description and a relation's types
 carry an ENUM with every label), a statement prepared or a relation built before
 `acl_enum_types` changed, and an object's `TYPES` kept in a policy store across a restart.

@@ -70,7 +70,7 @@ for _name, _sql in star.QUERIES:
     plan_test(_name, _sql)
 
 # Issue 31, finding 7: a sliced object a statement names more than once stands once in a CTE that
-# every reference names (spec 002, "One slice per statement"). NOT MATERIALIZED: DuckDB copies its
+# every reference names (spec 019). NOT MATERIALIZED: DuckDB copies its
 # plan into each reference before pushing filters down, so each reference's scan gets the filters
 # and join filters a view's would. (Not benchmark queries: case (h) names each object once.)
 SHARED_QUERIES = [

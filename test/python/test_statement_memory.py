@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 31, finding 7 (spec 002, "One slice per statement"): one statement naming a sliced
+"""Issue 31, finding 7 (spec 019): one statement naming a sliced
 41-column object 480 times costs about what the same statement over a hand-written view costs,
 because the object's slice stands in the rewritten text once, in a CTE every reference names.
 
