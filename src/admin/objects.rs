@@ -3,7 +3,7 @@
 //! (= `CREATE OR REPLACE`), `ADD TABLE FUNCTION|SCALAR … MACRO '…'`, and `ALTER VIRTUAL
 //! CATALOG|TABLE|VIEW … SET …`. Declared facts (`col NOT NULL`, `PRIMARY KEY (…)`, a view's
 //! `(col TYPE, …)`) are kept in `policy::Declared` and never enforced; so is `TYPES (enums = …)`,
-//! which is (spec 002, "ENUM labels").
+//! which is (spec 021).
 use super::parse::P;
 use super::slice::{self, Seen};
 use super::{Command, CommentOn, CreateMode, ObjectWord, TableSet};
@@ -57,7 +57,7 @@ impl P<'_> {
     }
 
     /// After `TYPES`: `(enums = sliced | varchar | keep | default)` (a word or a string): how
-    /// the object's ENUM columns are shown (spec 002, "ENUM labels"); `default` (`None`) follows
+    /// the object's ENUM columns are shown (spec 021); `default` (`None`) follows
     /// the instance's `acl_enum_types`.
     pub(super) fn types(&mut self) -> Result<Option<EnumTypes>> {
         self.open("TYPES")?;

@@ -1,4 +1,4 @@
-//! `TYPES (enums = sliced | varchar | keep | default)` (spec 002, "ENUM labels"; spec 007): parsed on
+//! `TYPES (enums = sliced | varchar | keep | default)` (spec 021; spec 007): parsed on
 //! CREATE VIRTUAL TABLE|VIEW and ALTER … SET TYPES, applied as the whole statement it amounts to,
 //! and the refusals of every other spelling.
 use super::*;

@@ -1,4 +1,4 @@
-//! The ENUM cast (spec 002, "ENUM labels"): an ENUM type lists every label, also those only
+//! The ENUM cast (spec 021): an ENUM type lists every label, also those only
 //! hidden rows carry, so where `policy::EnumTypes` says so a principal reads each column through
 //! `"system".main.acl_enum_varchar(…)` (cpp/enums.cpp). DuckDB folds it at bind time to the value
 //! itself when its type holds no ENUM (the plan is the one without it), else to a cast to the same

@@ -118,7 +118,7 @@ pub fn subquery(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>], gu
     subquery_as(view, source, layers, guard, false)
 }
 
-/// `subquery`, with ENUM columns shown as VARCHAR when `varchar` (spec 002, "ENUM labels"): the
+/// `subquery`, with ENUM columns shown as VARCHAR when `varchar` (spec 021): the
 /// whole of it is read through `SELECT "system".main.acl_enum_varchar(COLUMNS(*)) FROM (…)`,
 /// above every layer's filter (the policy's predicates and masks read the physical values and
 /// types).

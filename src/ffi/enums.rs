@@ -1,4 +1,4 @@
-//! `acl_enum_types` (GLOBAL): how ENUM columns are shown to principals (spec 002, "ENUM labels").
+//! `acl_enum_types` (GLOBAL): how ENUM columns are shown to principals (spec 021).
 //! The shim hands every SET, RESET and the value at load to `acl_rs_set_enum_types`; the word is
 //! checked here, so the setting's spellings live in one place (`policy::EnumTypes`).
 use crate::engine::State;

@@ -58,7 +58,7 @@ pub struct Relation {
 
 /// Facts an operator declares about a virtual table's or view's columns: shown in listings,
 /// never enforced (the physical data decides); and how its ENUM columns are shown (`enums`,
-/// enforced: spec 002, "ENUM labels"). Column names lower-case.
+/// enforced: spec 021). Column names lower-case.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Declared {
     /// A virtual view's `(col TYPE, …)`: name and type as written (printed by sqlparser). Checked
@@ -76,7 +76,7 @@ pub struct Declared {
 }
 
 /// How a principal is shown a column whose physical type is (or holds) an ENUM: the type lists
-/// every label, also those only hidden rows carry (spec 002, "ENUM labels").
+/// every label, also those only hidden rows carry (spec 021).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EnumTypes {
     /// As VARCHAR wherever a policy narrows what the principal reads or writes (a slice of the
@@ -98,7 +98,7 @@ impl Default for EnumTypes {
 
 impl EnumTypes {
     /// `acl_enum_types`'s default: no label of a hidden row is shown, and a table read whole
-    /// costs nothing (spec 002, "ENUM labels", says why).
+    /// costs nothing (spec 021, says why).
     pub const DEFAULT: EnumTypes = EnumTypes::Sliced;
     pub const ALL: [EnumTypes; 3] = [EnumTypes::Sliced, EnumTypes::Varchar, EnumTypes::Keep];
 

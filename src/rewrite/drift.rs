@@ -1,4 +1,4 @@
-//! Drift (issue 31, finding 4; spec 002, "Drift"): the owner of a physical table drops, renames or
+//! Drift (issue 31, finding 4; spec 020, "Drift"): the owner of a physical table drops, renames or
 //! retypes what a virtual object maps (`COLUMNS (ssn = ssn_raw)` after `DROP COLUMN ssn_raw`), and
 //! DuckDB's error about every statement on the object names the physical column and suggests the
 //! table's others. Nothing is checked while statements succeed: only when DuckDB refuses a

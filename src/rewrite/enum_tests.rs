@@ -1,4 +1,4 @@
-//! ENUM exposure in the rewrite (spec 002, "ENUM labels"): where the cast goes on reads (above
+//! ENUM exposure in the rewrite (spec 021): where the cast goes on reads (above
 //! every filter of a slice; a table read whole only under `varchar`), around the statement's own
 //! expressions of a write, on a virtual function's result, and what the second check is told.
 use super::{statement, statement_allowed, FnGate};

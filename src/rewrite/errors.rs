@@ -11,7 +11,7 @@
 //!   principal's name for it — or by `(hidden)` when the decision has none (a table inside a
 //!   virtual function's body, another table DuckDB names);
 //! - with every ENUM type DuckDB prints (`ENUM('a', 'b')`, in conversion and binder errors) shown
-//!   as `ENUM(…)`: its labels include those only hidden rows carry (spec 002, "ENUM labels");
+//!   as `ENUM(…)`: its labels include those only hidden rows carry (spec 021);
 //! - and otherwise byte for byte as DuckDB wrote it.
 //!
 //! Never rewriting text by whether it *looks like* a physical name is the point: the principal

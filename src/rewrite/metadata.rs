@@ -183,7 +183,7 @@ fn show_kind(stmt: &Statement) -> Option<&'static str> {
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision, view_body: bool) -> Result<()> {
     if let Some(kind) = show_kind(stmt) {
         let inner = relation_query(view, kind, &mut decision.room)?;
-        super::relations::map_supplied(decision, &inner);
+        super::supplied::map_supplied(decision, &inner);
         // `SELECT * FROM (<listing>) AS "__acl_p<j>"`: the listing is policy SQL (a region).
         *stmt = Statement::Query(super::slices::listing_subquery(decision, inner));
         return Ok(());
@@ -269,7 +269,7 @@ impl Meta<'_, '_> {
         let TableFactor::Table { alias, .. } = tf else { return Ok(()) };
         let alias = alias.take().unwrap_or_else(|| alias_as(name));
         let subquery = relation_query(self.view, name, &mut self.decision.room)?;
-        super::relations::map_supplied(self.decision, &subquery);
+        super::supplied::map_supplied(self.decision, &subquery);
         let subquery = super::slices::listing_subquery(self.decision, subquery);
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample: None };
         Ok(())
@@ -334,7 +334,7 @@ impl MetaRows {
 /// puts in place of `SELECT * FROM <object>`).
 pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Option<String>> {
     let Some(layers) = &o.layers else { return Ok(None) };
-    // ENUM columns as the principal reads them (spec 002, "ENUM labels").
+    // ENUM columns as the principal reads them (spec 021).
     let sliced = !layers.is_empty() || matches!(o.relation.kind, RelationKind::View(_));
     let varchar = view.policy.enums_of(&o.relation).varchar(sliced);
     Ok(Some(match (&o.relation.kind, layers.is_empty() && !varchar) {

@@ -27,6 +27,7 @@ pub mod parse;
 mod post_check;
 mod printable;
 mod relations;
+mod supplied;
 mod room;
 mod rules;
 mod slices;

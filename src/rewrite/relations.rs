@@ -165,7 +165,7 @@ impl Resolver<'_, '_, '_> {
         self.handled.insert(addr(name));
         self.decision.physical.push(phys.clone());
         self.decision.map_object(phys, &resolved.key);
-        // `Some(object)`: its ENUM columns are shown as VARCHAR (spec 002, "ENUM labels").
+        // `Some(object)`: its ENUM columns are shown as VARCHAR (spec 021).
         let varchar = self.view.policy.enums_of(&resolved.relation).varchar(write.is_some()).then(|| resolved.key.to_string());
         if varchar.is_some() {
             self.decision.functions.push(crate::authz::enums::ENUM_FN.map(String::from).to_vec());
@@ -470,7 +470,7 @@ impl Resolver<'_, '_, '_> {
                     }
                 };
                 // Errors about the tables inside are reported under the object's virtual name.
-                let _ = crate::sqltext::Walk::walk(&*subquery, &mut MapNames { decision: self.decision, key: &resolved.key });
+                super::supplied::map_to(self.decision, &subquery, &resolved.key);
                 (subquery, alias, resolved.key)
             }
             // PIVOT and UNPIVOT name their input as a FROM item of their own (visited next) and
@@ -497,32 +497,6 @@ impl Resolver<'_, '_, '_> {
         }
         *tf = TableFactor::Derived { lateral: false, subquery, alias: Some(alias), sample };
         Ok(())
-    }
-}
-
-/// Maps every fully qualified table inside a policy-supplied subquery to one virtual object, so
-/// DuckDB's errors about it are reported under that name.
-/// A subquery a rule supplied (a metadata listing) maps to "(hidden)".
-pub(super) fn map_supplied(decision: &mut Decision, q: &Query) {
-    let key = crate::policy::ObjKey { catalog: "(hidden)".into(), schema: "(hidden)".into(), name: "(hidden)".into() };
-    let _ = crate::sqltext::Walk::walk(q, &mut MapNames { decision, key: &key });
-}
-
-struct MapNames<'d, 'k> {
-    decision: &'d mut Decision,
-    key: &'k crate::policy::ObjKey,
-}
-
-impl sqlparser::ast::Visitor for MapNames<'_, '_> {
-    type Break = ();
-    fn pre_visit_relation(&mut self, name: &ObjectName) -> ControlFlow<()> {
-        if let [ObjectNamePart::Identifier(d), ObjectNamePart::Identifier(s), ObjectNamePart::Identifier(t)] =
-            name.0.as_slice()
-        {
-            let phys = PhysName { db: d.value.clone(), schema: s.value.clone(), name: t.value.clone() };
-            self.decision.map_object(&phys, self.key);
-        }
-        ControlFlow::Continue(())
     }
 }
 

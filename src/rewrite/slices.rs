@@ -1,6 +1,6 @@
 //! Policy SQL in the rewritten statement: the subquery that stands for a sliced object (built by
 //! `authz::slices`) or a metadata listing, inserted as a region (spec 011); a slice the statement
-//! names more than once, moved into one CTE (`share`, spec 002 "One slice per statement"); the
+//! names more than once, moved into one CTE (`share`, spec 019); the
 //! templates the wrappers are cloned from.
 use crate::error::{AclError, Result};
 use crate::sqltext::WalkMut as _;

@@ -186,7 +186,7 @@ fn unreadable_records_refuse_the_store() {
     bad(&layout::CATALOG_GRANTS, 4, "id IN (SELECT 1 FROM aclcat.acl.issuers)");
     bad(&layout::OBJECT_GRANTS, 6, r#"[{"name":"id","expr":"(SELECT max(keys) FROM acl.issuers)"}]"#);
     bad(&layout::OBJECTS, 8, "x > 1; DROP TABLE t");
-    // An ENUM exposure that is none (spec 002, "ENUM labels"): refused, never read as the default.
+    // An ENUM exposure that is none (spec 021): refused, never read as the default.
     bad(&layout::OBJECTS, 11, r#"{"enums":"text"}"#);
     bad(&layout::ISSUERS, 1, "hmac:short");
     // An administration scope that is no scope, or of a role the store does not hold.

@@ -25,7 +25,7 @@ pub fn alias(j: usize) -> String {
 }
 
 /// The CTE a slice named more than once in a statement is moved into (`"__acl_s<j>"`, j its
-/// region; spec 002, "One slice per statement").
+/// region; spec 019).
 pub const SLICE_CTE: &str = "__acl_s";
 
 /// `"__acl_s<j>"` as an identifier value.

@@ -104,7 +104,7 @@ pub fn key_shown(blob: &str, key: &str) -> bool {
     })
 }
 
-/// The CHECK oracle, closed (spec 002, "Constraint messages"): an UPDATE or MERGE (`verb`) of a
+/// The CHECK oracle, closed (spec 020, "Constraint messages"): an UPDATE or MERGE (`verb`) of a
 /// principal whose column-restricted target's table has a CHECK relating a column the principal
 /// sees to one it does not is refused before it runs — each such write's pass or fail would tell
 /// the hidden value of the row, guess by guess. `checks_of(table)` gives the table's CHECK

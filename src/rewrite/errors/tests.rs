@@ -308,7 +308,7 @@ fn blob_lines_round_trip_any_name() {
     assert!(!lines::any_restricted(&blob()));
 }
 
-/// An ENUM type lists every label, also those only hidden rows carry (spec 002, "ENUM labels"):
+/// An ENUM type lists every label, also those only hidden rows carry (spec 021):
 /// DuckDB prints it in conversion errors (a write of a value that is no label) and binder errors.
 #[test]
 fn enum_labels_are_never_shown() {

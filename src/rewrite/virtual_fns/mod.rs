@@ -200,7 +200,7 @@ impl<'a> Expand<'a, '_> {
     }
 
     /// A virtual function's result shows ENUMs as VARCHAR unless the instance's `acl_enum_types`
-    /// is `keep` (spec 002, "ENUM labels"): its body is the operator's SQL over physical tables,
+    /// is `keep` (spec 021): its body is the operator's SQL over physical tables,
     /// which may return a column whose type lists labels of rows the body does not return — a
     /// sliced read.
     fn enums(&self) -> bool {
@@ -240,7 +240,7 @@ impl<'a> Expand<'a, '_> {
         }
         let j = self.decision.region(region);
         // DuckDB's errors about the body's tables are reported as "(hidden)".
-        super::relations::map_supplied(self.decision, &body);
+        super::supplied::map_supplied(self.decision, &body);
         static WITH_VALUES: OnceLock<Query> = OnceLock::new();
         static WITHOUT: OnceLock<Query> = OnceLock::new();
         let passed = !values.is_empty();

@@ -1,4 +1,4 @@
-//! Rule: a write to a target whose ENUM columns are shown as VARCHAR (spec 002, "ENUM labels").
+//! Rule: a write to a target whose ENUM columns are shown as VARCHAR (spec 021).
 //!
 //! DuckDB writes only base tables, so the target is the physical table: its columns reach the
 //! statement's own expressions with their physical types, and an ENUM type lists every label,
