@@ -22,6 +22,7 @@ mod kept;
 mod principal;
 mod shapes;
 pub mod listings;
+pub mod sessions;
 pub mod source;
 mod state;
 mod tokens;
@@ -30,7 +31,7 @@ pub mod watch;
 
 pub use admin::Commands;
 pub use kept::{BatchCache, BatchEntry, HostParse};
-pub use principal::owner;
+pub use principal::{owner, Credential};
 pub use shapes::{Shape, ShapeCache, ShapeParse, ShapeUse, Substitution};
 pub use state::{live_states, HostDb, State, Writer};
 
@@ -98,6 +99,9 @@ pub struct Rewritten {
     pub version: u64,
     /// Unix seconds after which the statements must not run (a token's `exp`); 0: no limit.
     pub expires: i64,
+    /// The session the statements run under (its operator id; 0: none): they run only while it
+    /// is live.
+    pub session: u64,
     /// Who owns a transaction the batch begins (`owner`); empty for `ACL ADMIN`.
     pub principal: String,
     /// `ACL NATIVE`: the statements are unchecked (`checks` all `None`) but hold only under the
@@ -142,7 +146,7 @@ fn fresh(state: &State, query: &str, tokens: &[Token], lexed: Option<tokens::Lex
         let Some(batch) = prefix::split(query, tokens)? else { return Ok(None) };
         let policy = state.policy();
         let shape = Shape::of(query, tokens, &batch);
-        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, settings, s));
+        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, &state.sessions, settings, s));
         let (output, used) = match reused {
             Some((output, used)) => (output, Some(used)),
             None => {
@@ -187,25 +191,31 @@ fn batch_with(
     let who = principal::of(state, policy, &batch.prefix, settings)?;
     match batch.mode {
         Mode::Sql => {}
-        Mode::Management => return admin::batch(state, policy, settings, &batch.statements, Some((&batch.prefix, &who.principal))),
+        Mode::Management => {
+            let runner = admin::Runner { prefix: &batch.prefix, principal: &who.principal, session: who.credential.session_id() };
+            return admin::batch(state, policy, settings, &batch.statements, Some(runner));
+        }
         Mode::Native => {
             let mut out = admin::native(policy, &who.principal, &batch.statements)?;
-            out.expires = expires(who.exp);
-            out.principal = state.owners.of(&batch.prefix);
+            out.expires = expires(who.token_exp());
+            out.session = who.credential.session_id();
+            out.principal = principal::owner_of(state, &batch.prefix, &who);
             return Ok(out);
         }
     }
     let host = Host(tokenize);
     let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, sql_tokens, settings, &host)?;
+    let principal = principal::owner_of(state, &batch.prefix, &who);
     Ok(Output {
         sql: done.sql,
         statements: batch.statements.len(),
         names: done.names,
         checks: done.checks,
         version: policy.version,
-        expires: expires(who.exp),
-        reuse: Some(Reuse { token: who.token, who: done.who }),
-        principal: state.owners.of(&batch.prefix),
+        expires: expires(who.token_exp()),
+        session: who.credential.session_id(),
+        reuse: Some(Reuse { credential: who.credential, who: done.who }),
+        principal,
         native: false,
     })
 }
@@ -221,7 +231,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
     let kept = out.reuse.as_ref().and_then(|reuse| {
         let entry = BatchEntry {
             version: policy.version,
-            token: reuse.token.clone(),
+            credential: reuse.credential.clone(),
             who: reuse.who.clone(),
             output: Output {
                 sql: out.sql.clone(),
@@ -230,6 +240,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
                 checks: out.checks.clone(),
                 version: out.version,
                 expires: out.expires,
+                session: out.session,
                 reuse: None,
                 principal: out.principal.clone(),
                 native: out.native,
@@ -245,6 +256,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
         checks: out.checks,
         version: out.version,
         expires: out.expires,
+        session: out.session,
         principal: out.principal,
         native: out.native,
         kept,
@@ -264,6 +276,7 @@ impl Rewritten {
             checks: o.checks.clone(),
             version: o.version,
             expires: o.expires,
+            session: o.session,
             principal: o.principal.clone(),
             native: o.native,
             kept: Some(entry),
@@ -314,6 +327,8 @@ pub struct Output {
     /// Unix seconds after which the batch's statements must not run (the `exp` of the token it
     /// was decided under; the shim applies `acl_jwt_clock_skew`); 0: no such limit.
     pub expires: i64,
+    /// The session the batch was decided under (operator id; 0: none).
+    pub session: u64,
     /// Under a principal: what a `BatchCache` entry for this batch must record.
     pub reuse: Option<Reuse>,
     /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
@@ -325,12 +340,14 @@ pub struct Output {
 /// How a rewritten batch may be reused (see `BatchCache`).
 #[derive(Debug, PartialEq, Eq, Clone)]
 pub struct Reuse {
-    pub token: Option<String>,
+    pub credential: Credential,
     pub who: String,
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod session_tests;
 #[cfg(test)]
 mod txn_tests;
 #[cfg(test)]
