@@ -5,8 +5,8 @@
 //! 1. `kept::lookup`     — a batch seen before under the same policy (and a token still valid for
 //!                         the same principal): its rewrite, without tokenizing;
 //! 2. `tokens::lex`      — sqlparser's tokens, or DuckDB's (`Tokenize::tokens`) for a text
-//!                         sqlparser cannot tokenize; the rest runs on the thread's large stack
-//!                         (`stack::run`), and a text too long for it is refused;
+//!                         sqlparser cannot tokenize; the rest runs on a stack region sized for
+//!                         the text (`stack::run_with`), and a text too long for any is refused;
 //! 3. `prefix::split`    — the prefix and the statements it covers, or not ours;
 //! 4. `shapes`           — the same statement with other numbers, rewritten before (spec 012);
 //! 5. `batch`            — by prefix: `admin::batch` (management), or `principal::of` (who) and
@@ -135,9 +135,10 @@ pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn T
     if tokens.len() > MAX_TOKENS || !crate::stack::fits(tokens.len()) {
         return Outcome::Refused(AclError::from(crate::error::TooLarge::Statement));
     }
-    // Every tree of the rewrite lives on the thread's large stack (`stack`): sqlparser does not
-    // probe for room.
-    crate::stack::run(|| fresh(state, query, &tokens, lexed, settings, tokenize)).unwrap_or_else(|_| Outcome::Refused(no_room()))
+    // Every tree of the rewrite lives on a stack region sized for the text (`stack`): sqlparser
+    // does not probe for room.
+    crate::stack::run_with(crate::stack::statement_need(tokens.len()), || fresh(state, query, &tokens, lexed, settings, tokenize))
+        .unwrap_or_else(|_| Outcome::Refused(no_room()))
 }
 
 /// A batch not in the batch cache, from its tokens on (and sqlparser's, when it made them).
@@ -348,6 +349,8 @@ pub struct Reuse {
 mod tests;
 #[cfg(test)]
 mod session_tests;
+#[cfg(test)]
+mod stack_tests;
 #[cfg(test)]
 mod txn_tests;
 #[cfg(test)]

@@ -328,6 +328,13 @@ impl Sessions {
         self.find(handle).is_some_and(|s| self.end(&s, SessionReason::Closed, now_ms()))
     }
 
+    /// Closes every live session opened through `door` (a door that stops); how many it closed.
+    pub fn close_door(&self, door: &str) -> u64 {
+        let now = now_ms();
+        let theirs: Vec<Arc<Session>> = self.by_id.iter().filter(|e| e.value().door == door).map(|e| Arc::clone(e.value())).collect();
+        theirs.iter().map(|s| u64::from(self.end(s, SessionReason::Closed, now))).sum()
+    }
+
     /// `acl_session_kill(id)`: true if this call ended a live session.
     pub fn kill(&self, id: u64) -> bool {
         let s = self.by_id.get(&id).map(|s| Arc::clone(&s));

@@ -272,3 +272,17 @@ fn the_prefixed_text_quotes_the_handle() {
     assert_eq!(prefixed("ab", "SELECT 1"), "ACL SESSION 'ab' SELECT 1");
     assert_eq!(prefixed("a'b", "SELECT 1"), "ACL SESSION 'a''b' SELECT 1");
 }
+
+#[test]
+fn a_door_closes_its_own_sessions() {
+    let s = Sessions::default();
+    let flight = |s: &Sessions| s.open(principal(), i64::MAX / 2, None, "i".into(), "flight:a", 60).unwrap();
+    let (f1, _) = flight(&s);
+    let (f2, _) = flight(&s);
+    let (other, _) = open(&s);
+    assert!(s.close(f2.expose()));
+    assert_eq!(s.close_door("flight:a"), 1, "the one still live");
+    assert_eq!(s.close_door("flight:a"), 0);
+    assert_eq!(refused(s.enter(f1.expose(), 60)), SessionReason::Closed);
+    assert!(s.enter(other.expose(), 60).is_ok());
+}
