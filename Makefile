@@ -138,9 +138,9 @@ header:
 	ACL_BLESS=1 cargo test --locked --no-default-features --lib ffi_header
 
 # The SQL logic tests run last so that their summary is the closing line. A short fuzz run of
-# every target (FUZZ_SECONDS each) is part of the suite; the runner's self-test runs before the
-# SQL tests it vouches for.
-test: layers safety unit runner-selftest fuzz-smoke pytests slt
+# every target (FUZZ_SECONDS each) and a short crash hunt (CRASH_SMOKE_SECONDS) are part of the
+# suite; the runner's self-test runs before the SQL tests it vouches for.
+test: layers safety unit runner-selftest fuzz-smoke pytests crash-smoke slt
 
 demo: venv release
 	$(PY) test/demo.py --extension $(EXT)
@@ -243,3 +243,20 @@ fuzz-smoke:
 	    if [ $$rc -ne 0 ]; then echo "$$out" | tail -n 40; echo "fuzz $$t failed (see fuzz/artifacts/$$t)"; exit 1; fi; \
 	done
 	@echo "fuzz-smoke: no findings"
+
+# Crash hunting (issue 31, finding 8): programs of principal DDL and metadata listings nested in
+# views, CTEs, CTAS, subqueries, prepared statements, relations and small-stack threads, run
+# against the real extension in a child process, so that a signal, a hang or a dead node is a
+# finding (reduced, printed, and written to fuzz/artifacts/crash_hunt with a stand-alone repro).
+# `make test` runs the known crashes and a short random sample; `make crash-hunt` runs longer
+# (CRASH_SECONDS; CRASH_SEED=n repeats a run). See fuzz/README.md.
+CRASH_SMOKE_SECONDS ?= 40
+CRASH_SECONDS ?= 600
+CRASH_SEED ?=
+
+.PHONY: crash-smoke crash-hunt
+crash-smoke: venv release
+	$(PY) fuzz/crash_hunt.py --extension $(EXT) --seconds $(CRASH_SMOKE_SECONDS) --reduce-seconds 15 $(if $(CRASH_SEED),--seed $(CRASH_SEED))
+
+crash-hunt: venv release
+	$(PY) fuzz/crash_hunt.py --extension $(EXT) --seconds $(CRASH_SECONDS) $(if $(CRASH_SEED),--seed $(CRASH_SEED))

@@ -137,9 +137,10 @@ fn trim() {
 }
 
 thread_local! {
-    /// The base of the region the thread runs on now (0: its own stack). A callback into DuckDB
-    /// may come back into an entry: it stays on the region when the room left is enough.
-    static ON: Cell<usize> = const { Cell::new(0) };
+    /// The region the thread runs on now, `(base, len)` (`(0, 0)`: its own stack). A callback
+    /// into DuckDB may come back into an entry: it stays on the region when the room left is
+    /// enough.
+    static ON: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
 fn reserve(len: usize) -> Option<Box<Region>> {
@@ -201,7 +202,7 @@ pub fn run<R>(work: impl FnOnce() -> R) -> Result<R, NoRoom> {
 pub fn run_with<R>(need: usize, work: impl FnOnce() -> R) -> Result<R, NoRoom> {
     let on = ON.get();
     let here = std::hint::black_box(0u8);
-    if on != 0 && (&here as *const u8 as usize).saturating_sub(on + GUARD_BYTES) >= need {
+    if on.0 != 0 && (&here as *const u8 as usize).saturating_sub(on.0 + GUARD_BYTES) >= need {
         return Ok(work());
     }
     let pool = if need <= SMALL_BYTES - GUARD_BYTES { &SMALL } else { &LARGE };
@@ -210,7 +211,7 @@ pub fn run_with<R>(need: usize, work: impl FnOnce() -> R) -> Result<R, NoRoom> {
     }
     let region = acquire(pool).ok_or(NoRoom)?;
     let (base, len) = (region.base, region.len);
-    ON.set(base as usize);
+    ON.set((base as usize, len));
     // SAFETY: `base..base+len` is a mapping this thread alone holds (taken out of the pool or
     // just made; no other thread can reach it until `give`), page-aligned (so aligned for the
     // target's stack). Its lowest pages are a guard. The callback does not unwind:
@@ -224,6 +225,55 @@ pub fn run_with<R>(need: usize, work: impl FnOnce() -> R) -> Result<R, NoRoom> {
     }
     pool.give(region);
     outcome.map_err(|p| std::panic::resume_unwind(p))
+}
+
+thread_local! {
+    /// This thread's own stack as `(lowest usable address, size)`: `(0, 0)` not read yet,
+    /// `(1, 0)` unreadable.
+    static THREAD_STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// The calling thread's own stack, `(lowest usable address, size)`, as pthreads reports it (the
+/// main thread's from its rlimit; read once per thread), or `None` when it cannot be read.
+fn thread_stack() -> Option<(usize, usize)> {
+    let cached = THREAD_STACK.get();
+    if cached.0 != 0 {
+        return (cached.0 != 1).then_some(cached);
+    }
+    // SAFETY: `attr` is initialised by `pthread_getattr_np` before it is read and destroyed once;
+    // the out-pointers are locals.
+    let read = unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            None
+        } else {
+            let (mut addr, mut size, mut guard) = (std::ptr::null_mut::<libc::c_void>(), 0usize, 0usize);
+            let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+            // glibc reports the guard pages inside the range of a thread it created
+            if libc::pthread_attr_getguardsize(&attr, &mut guard) != 0 {
+                guard = 0;
+            }
+            libc::pthread_attr_destroy(&mut attr);
+            (ok && !addr.is_null() && size > guard).then(|| (addr as usize + guard, size - guard))
+        }
+    };
+    THREAD_STACK.set(read.unwrap_or((1, 0)));
+    read
+}
+
+/// The stack the caller runs on now, `(bytes left below the caller's frame, whole size)`: this
+/// thread's region while on it, else the thread's own stack; `None` when the thread's stack
+/// cannot be read. What binds DuckDB's nested views asks it before letting DuckDB go deeper
+/// (spec 011, "Nesting").
+#[inline(never)]
+pub fn room() -> Option<(usize, usize)> {
+    let marker = 0u8;
+    let here = std::hint::black_box(&marker) as *const u8 as usize;
+    let (base, len) = ON.get();
+    if base != 0 {
+        return Some((here.saturating_sub(base + GUARD_BYTES), len - GUARD_BYTES));
+    }
+    thread_stack().map(|(low, size)| (here.saturating_sub(low), size))
 }
 
 /// Whether the last run reached below `top - KEEP_BYTES`: one word there is read (an untouched
@@ -243,7 +293,7 @@ pub(crate) fn measure<R>(work: impl FnOnce() -> R) -> (R, usize) {
     let region = reserve(REGION_BYTES).expect("a region for the measurement");
     let (base, len) = (region.base, region.len);
     let on = ON.get();
-    ON.set(base as usize);
+    ON.set((base as usize, len));
     // SAFETY: as in `run_with`: a mapping this thread alone holds.
     let outcome = unsafe { psm::on_stack(base, len, move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))) };
     ON.set(on);
@@ -286,8 +336,8 @@ mod tests {
         assert_eq!(run(|| run(|| 7).unwrap()).unwrap(), 7);
         assert!(std::panic::catch_unwind(|| run(|| panic!("inside")).unwrap()).is_err());
         // the thread can still switch after a panic
-        assert!(run(|| ON.get() != 0).unwrap());
-        assert_eq!(ON.get(), 0);
+        assert!(run(|| ON.get().0 != 0).unwrap());
+        assert_eq!(ON.get(), (0, 0));
     }
 
     /// A nested run that needs more than the region it is on has left moves to a larger one,
@@ -295,13 +345,45 @@ mod tests {
     #[test]
     fn a_nested_run_that_needs_more_room_moves_to_a_larger_region() {
         let (outer, inner) = run_with(1 << 20, || {
-            let outer = ON.get();
-            (outer, run_with(SMALL_BYTES, || ON.get()).unwrap())
+            let outer = ON.get().0;
+            (outer, run_with(SMALL_BYTES, || ON.get().0).unwrap())
         })
         .unwrap();
         assert_ne!(outer, 0);
         assert_ne!(inner, outer, "a small region cannot give SMALL_BYTES of room: a large one is taken");
         assert_eq!(run_with(1 << 20, || run_with(1 << 10, || ON.get()).unwrap() == ON.get()).unwrap(), true);
+    }
+
+    fn room_at(n: usize) -> usize {
+        let pad = std::hint::black_box([0u8; 1024]);
+        if n == 0 {
+            room().unwrap().0 + pad[0] as usize
+        } else {
+            room_at(n - 1) + pad[1] as usize
+        }
+    }
+
+    #[test]
+    fn room_is_what_is_left_of_the_stack_the_caller_runs_on() {
+        let (shallow, deep, size) = std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(|| (room().unwrap().0, room_at(100), room().unwrap().1))
+            .unwrap()
+            .join()
+            .unwrap();
+        // glibc may hand the thread a cached stack up to four times the size asked for
+        assert!((500 << 10..=4 * (640 << 10)).contains(&size), "{size}");
+        assert!(shallow < size && shallow > size - (64 << 10), "{shallow} of {size}");
+        // a hundred frames of over 1 KiB each lower it by at least that much
+        assert!(deep + (100 << 10) < shallow, "{deep} vs {shallow}");
+        // on the region: nearly all of the region
+        let (left, size) = run(|| room().unwrap()).unwrap();
+        assert_eq!(size, REGION_BYTES - GUARD_BYTES);
+        assert!(left > size - (1 << 20) && left < size, "{left}");
+        // on a statement's region: that region's size
+        let (left, size) = run_with(1 << 20, || room().unwrap()).unwrap();
+        assert_eq!(size, SMALL_BYTES - GUARD_BYTES);
+        assert!(left > size - (1 << 20) && left < size, "{left}");
     }
 
     #[test]
@@ -323,7 +405,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for _ in 0..50 {
                         run_with(1 << 20, || {
-                            let base = ON.get();
+                            let base = ON.get().0;
                             assert!(in_use.lock().unwrap().insert(base), "two threads on one region");
                             std::thread::yield_now();
                             in_use.lock().unwrap().remove(&base);

@@ -21,7 +21,7 @@ use crate::policy::policy_sql::{Author, Rules, Source};
 use crate::policy::{AdminScope, Catalog, ObjKey, Policy, Relation, RelationKind, Slice, DEFAULT_SCHEMA};
 use crate::sqltext::Walk as _;
 use sqlparser::ast::{
-    Expr, FunctionArguments, ObjectName, ObjectNamePart, Query, TableFactor, Value, Visitor,
+    Expr, FunctionArguments, ObjectName, ObjectNamePart, Query, SetExpr, SetOperator, TableFactor, Value, Visitor,
 };
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
@@ -244,7 +244,7 @@ impl<'r> Judge<'r> {
     }
 
     fn run(&self, walk: impl FnOnce(&mut dyn Visitor<Break = Forbidden>) -> ControlFlow<Forbidden>) -> Result<()> {
-        let mut v = Names { judge: self, scopes: Vec::new(), cte_bodies: Vec::new() };
+        let mut v = Names { judge: self, scopes: Vec::new(), cte_bodies: Vec::new(), self_refs: Vec::new() };
         match walk(&mut v) {
             ControlFlow::Break(why) => Err(refused(self.place.to_string(), why)),
             ControlFlow::Continue(()) => Ok(()),
@@ -252,14 +252,19 @@ impl<'r> Judge<'r> {
     }
 }
 
-/// The walk: CTE names in scope as DuckDB binds them (a CTE's body sees the CTEs before it, and
-/// itself only when RECURSIVE; the query's body sees them all), every table, every call.
+/// The walk: CTE names in scope as DuckDB binds them (a CTE's body sees the CTEs before it; a
+/// RECURSIVE one sees itself only in the last branch of its top-level UNION, as DuckDB's
+/// transformer makes a recursive CTE of that shape alone: anywhere else, and in a body of any
+/// other shape, its own name is the catalog's — `WITH RECURSIVE duckdb_tables AS (SELECT * FROM
+/// duckdb_tables)` lists the tables; the query's body sees them all), every table, every call.
 struct Names<'j, 'r> {
     judge: &'j Judge<'r>,
     /// CTE names visible in each enclosing query's body, innermost last.
     scopes: Vec<Vec<String>>,
     /// A CTE's body (by address) and the names visible inside it.
     cte_bodies: Vec<(*const Query, Vec<String>)>,
+    /// The FROM items (by address) that name a recursive CTE from its recursive branch.
+    self_refs: Vec<*const TableFactor>,
 }
 
 impl Names<'_, '_> {
@@ -294,16 +299,20 @@ impl Visitor for Names<'_, '_> {
         if let Some(with) = &q.with {
             let mut before = base;
             for cte in &with.cte_tables {
-                let mut inside = before.clone();
                 if with.recursive {
-                    inside.push(cte.alias.name.value.clone());
+                    self.self_refs.extend(recursive_refs(&cte.query, &cte.alias.name.value));
                 }
-                self.cte_bodies.push((&*cte.query as *const Query, inside));
+                self.cte_bodies.push((&*cte.query as *const Query, before.clone()));
                 before.push(cte.alias.name.value.clone());
             }
             body = before;
         }
         self.scopes.push(body);
+        // `TABLE name` is a table sqlparser keeps outside every FROM item (the visitor never
+        // meets it): DuckDB reads it as `SELECT * FROM name`.
+        if table_form(&q.body) {
+            return ControlFlow::Break(Forbidden::Construct { what: "TABLE <name> (write SELECT * FROM database.schema.table)" });
+        }
         ControlFlow::Continue(())
     }
 
@@ -319,7 +328,7 @@ impl Visitor for Names<'_, '_> {
                     return ControlFlow::Break(Forbidden::Unqualified { name: name.to_string() });
                 };
                 if let [one] = parts.as_slice() {
-                    if self.visible(one) {
+                    if self.visible(one) || self.self_refs.contains(&(tf as *const TableFactor)) {
                         return ControlFlow::Continue(());
                     }
                 }
@@ -361,6 +370,50 @@ impl Visitor for Names<'_, '_> {
             _ => ControlFlow::Continue(()),
         }
     }
+}
+
+/// Whether a query body is, or has a set operation branch that is, `TABLE name`.
+fn table_form(body: &SetExpr) -> bool {
+    match body {
+        SetExpr::Table(_) => true,
+        SetExpr::SetOperation { left, right, .. } => table_form(left) || table_form(right),
+        _ => false,
+    }
+}
+
+/// The FROM items of a recursive CTE's body that name the CTE itself and that DuckDB binds to it:
+/// those of the last branch of a top-level UNION, outside any subquery of theirs (DuckDB's
+/// recursive node; a subquery's reference is refused as a catalog name would be, which is only
+/// stricter). Nothing in a body of any other shape: there the name is the catalog's.
+fn recursive_refs(body: &Query, name: &str) -> Vec<*const TableFactor> {
+    struct Refs<'n> {
+        name: &'n str,
+        depth: usize,
+        found: Vec<*const TableFactor>,
+    }
+    impl Visitor for Refs<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_table_factor(&mut self, tf: &TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Table { name, args: None, .. } = tf {
+                if self.depth == 0 && matches!(idents(name).as_deref(), Some([one]) if one.eq_ignore_ascii_case(self.name)) {
+                    self.found.push(tf as *const TableFactor);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let SetExpr::SetOperation { op: SetOperator::Union, right, .. } = body.body.as_ref() else { return Vec::new() };
+    let mut r = Refs { name, depth: 0, found: Vec::new() };
+    let _ = right.walk(&mut r);
+    r.found
 }
 
 fn value_keyword(v: &Names<'_, '_>, word: &str) -> ControlFlow<Forbidden> {

@@ -204,10 +204,53 @@ fn cte_names_are_in_scope_only_where_duckdb_binds_them() {
         "WITH a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a",
         // A subquery's CTE is not in scope outside it.
         "SELECT * FROM (WITH duckdb_tables AS (SELECT 1 AS x) SELECT * FROM duckdb_tables) s, duckdb_tables",
+        // A RECURSIVE CTE sees itself only in the last branch of a top-level UNION (DuckDB's
+        // recursive node): its anchor, or a body of any other shape, names the catalog's table.
+        "WITH RECURSIVE duckdb_tables AS (SELECT * FROM duckdb_tables) SELECT * FROM duckdb_tables",
+        "WITH RECURSIVE duckdb_tables AS (SELECT * FROM duckdb_tables UNION SELECT * FROM duckdb_tables) SELECT * FROM duckdb_tables",
+        "WITH RECURSIVE duckdb_tables AS (SELECT 1 AS a INTERSECT SELECT * FROM duckdb_tables) SELECT * FROM duckdb_tables",
+        // … and not inside a subquery of that branch (stricter than DuckDB).
+        "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n FROM (SELECT * FROM r) s) SELECT * FROM r",
     ];
     for q in bad {
         assert!(matches!(refused(&p, None, &format!("CREATE OR REPLACE VIRTUAL VIEW c.v AS {q}")), Some(Forbidden::Unqualified { .. })), "{q}");
     }
+}
+
+#[test]
+fn table_name_is_refused_wherever_it_stands() {
+    // sqlparser keeps `TABLE name` outside every FROM item; DuckDB reads SELECT * FROM name.
+    let p = base();
+    for q in [
+        "TABLE duckdb_tables",
+        "SELECT * FROM (TABLE duckdb_tables) s",
+        "SELECT 1 AS a UNION ALL TABLE temp.t",
+        "WITH x AS (TABLE duckdb_tables) SELECT 1 AS a",
+        "SELECT * FROM phys.main.t WHERE EXISTS (TABLE duckdb_tables)",
+    ] {
+        for who in [None, Some("root"), Some("boss"), Some("mgr")] {
+            let got = refused(&p, who, &format!("CREATE OR REPLACE VIRTUAL VIEW c.v AS {q}"));
+            assert!(matches!(got, Some(Forbidden::Construct { .. })), "{who:?} {q}: {got:?}");
+        }
+    }
+}
+
+#[test]
+fn a_three_part_call_is_judged_as_the_built_in_a_method_call_reaches_too() {
+    // `phys.main.current_setting()` is current_setting(phys.main) when phys.main holds none.
+    let p = base();
+    for who in [None, Some("root"), Some("mgr")] {
+        let sql = "CREATE OR REPLACE VIRTUAL VIEW c.v AS SELECT phys.main.current_setting() FROM (SELECT 'x' AS main) AS phys";
+        assert!(matches!(refused(&p, who, sql), Some(Forbidden::Category { .. })), "{who:?}");
+        let sql = "CREATE OR REPLACE VIRTUAL VIEW c.v AS SELECT phys.main.query_table() FROM (SELECT 'x' AS main) AS phys";
+        assert!(matches!(refused(&p, who, sql), Some(Forbidden::Never { .. })), "{who:?}");
+    }
+    // A catalog manager's reader through a three-part name: only an operator's.
+    let sql = "CREATE OR REPLACE VIRTUAL VIEW c.v AS SELECT * FROM phys.main.read_csv('f')";
+    assert!(matches!(refused(&p, Some("mgr"), sql), Some(Forbidden::Reader { .. })));
+    judge(&p, Some("root"), sql).unwrap();
+    // A function that is no built-in stays the listed schema's to call.
+    judge(&p, Some("mgr"), "CREATE OR REPLACE VIRTUAL VIEW c.v AS SELECT phys.main.my_macro(1) AS m").unwrap();
 }
 
 #[test]

@@ -80,8 +80,13 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         if let Some(r) = who {
             scope::check(&Held::of(now, &r.principal.roles), &r.principal.label, &cmd)?;
         }
-        sql.extend(crate::admin::validate::checks(now, &cmd)?);
+        let checks = crate::admin::validate::checks(now, &cmd)?;
         let next = dry.get_or_insert_with(|| policy.clone());
+        // A validation statement binds the command's policy SQL as the gateway's: it is emitted
+        // only for a command that applies, once the SQL it brings was judged (spec 007, "Policy
+        // SQL is input"). The check of the whole batch below does not see a piece a later
+        // statement replaces or drops, nor one of a statement that fails to apply.
+        let before = (!checks.is_empty()).then(|| next.clone());
         // An expansion is listed here as it will be when it runs, so the statements after it
         // are validated against its objects; a listing that fails stops the checks (the batch
         // fails when it runs).
@@ -89,6 +94,12 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             Ok(filled) => crate::admin::apply(next, filled.as_ref().unwrap_or(&cmd)).is_ok(),
             Err(_) => false,
         };
+        if let Some(before) = before.filter(|_| checking) {
+            if !state.faults.unchecked_policy_sql {
+                crate::admin::policy_sql::check_batch(&before, next, held.as_ref())?;
+            }
+            sql.extend(checks);
+        }
     }
     // The policy SQL the batch brings, judged as its author's before any validation statement
     // runs it (spec 007, "Policy SQL is input"); judged again when the batch runs.

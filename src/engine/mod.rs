@@ -22,6 +22,7 @@ mod kept;
 mod principal;
 mod shapes;
 pub mod listings;
+pub mod nesting;
 pub mod sessions;
 pub mod source;
 mod state;

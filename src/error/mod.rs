@@ -19,7 +19,7 @@ pub use scope::{LacksScope, Scope, SelfGrant};
 pub use session::{SessionProblem, SessionReason};
 pub use store::{why as store_why, StoreError};
 pub use refusal::{
-    BadCall, Drifted, FunctionNotPermitted, LacksCapability, MergeForm, NotGranted, On, ReadOnly, SlicedWrite, Stale,
+    BadCall, Drifted, FunctionNotPermitted, LacksCapability, MergeForm, Nesting, NotGranted, On, ReadOnly, SlicedWrite, Stale,
     StatementNotPermitted, TokenReason, TooLarge, TypeNotPermitted, Uncombinable, Unresolved, Unsupported,
 };
 
@@ -85,6 +85,9 @@ pub enum AclError {
     RolesNotCombinable { uses: Uncombinable },
     #[error("acl: {0}")]
     TooLarge(#[from] TooLarge),
+    /// A listing or view guard reached again from inside its own bind, or nested too deeply.
+    #[error("acl: {0}")]
+    Nesting(#[from] Nesting),
     /// The text after a prefix, or a management statement, does not parse.
     #[error("acl: {0}")]
     Syntax(#[from] Syntax),
@@ -153,7 +156,8 @@ impl AclError {
             | AclError::StaleView { .. }
             | AclError::Drifted(_)
             | AclError::RolesNotCombinable { .. }
-            | AclError::TooLarge(_) => Class::Refused,
+            | AclError::TooLarge(_)
+            | AclError::Nesting(_) => Class::Refused,
         }
     }
 

@@ -337,6 +337,10 @@ pub enum Unsupported {
     PersistentViewOfTemp,
     #[error("a view's body must be a query")]
     ViewBody,
+    /// A listing in a view is the definer's catalog, which holds the view: describing the view
+    /// lists the catalog again (spec 005, "Listings are not stored").
+    #[error("a view cannot read a metadata listing (information_schema, duckdb_*(), SHOW): a listing describes every view in it; copy the rows with CREATE TABLE … AS SELECT")]
+    ListingInView,
     /// Names of the extension's own (markers, regions, helpers).
     #[error("names starting with \"__acl\" are reserved")]
     ReservedName,
@@ -345,6 +349,21 @@ pub enum Unsupported {
     /// Text the printed statement could not carry faithfully (`what`: a literal or a name).
     #[error("{what} holding a quote after a backslash or two quotes in a row is not supported")]
     Unprintable { what: &'static str },
+}
+
+/// A bind of ours reached again, or too deep, from inside what it binds (spec 011, "Nesting").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum Nesting {
+    /// A metadata listing bound while another listing on the same thread describes its objects:
+    /// an object it describes reads a listing (the object is listed without columns).
+    #[error("a metadata listing cannot be read while another listing describes the objects it is in")]
+    ListingInListing,
+    /// A view guard bound while another view guard is judging its view.
+    #[error("a view's guard was reached again while it judged the view")]
+    GuardInGuard,
+    /// Too little of the thread's stack is left to bind and plan what is nested below here.
+    #[error("views are nested too deeply for this thread's stack")]
+    Stack,
 }
 
 /// Why a view's definer's rights no longer hold.

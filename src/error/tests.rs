@@ -121,6 +121,19 @@ fn writes_forms_views_size() {
         Class::Refused,
     );
     says(
+        Unsupported::ListingInView,
+        "acl: a view cannot read a metadata listing (information_schema, duckdb_*(), SHOW): a listing describes every view \
+         in it; copy the rows with CREATE TABLE … AS SELECT",
+        Class::Refused,
+    );
+    says(
+        Nesting::ListingInListing,
+        "acl: a metadata listing cannot be read while another listing describes the objects it is in",
+        Class::Refused,
+    );
+    says(Nesting::GuardInGuard, "acl: a view's guard was reached again while it judged the view", Class::Refused);
+    says(Nesting::Stack, "acl: views are nested too deeply for this thread's stack", Class::Refused);
+    says(
         AclError::StaleView { view: "lab.v".into(), why: Stale::TokenExpired },
         "acl: view lab.v was created under a token that has expired; create it again",
         Class::Refused,

@@ -97,6 +97,9 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
     // SAFETY: the function's contract; every handle made here is destroyed here, and the vectors
     // the sink fills outlive the calls that fill them.
     unsafe {
+        // An object this listing describes may read a listing itself: that one is refused, and
+        // the object listed without columns (spec 011, "Nesting").
+        let _listing = crate::engine::nesting::enter(crate::engine::nesting::Bind::Listing).map_err(|e| e.to_string())?;
         let state = super::table_fn::state_of(info);
         let kind = super::table_fn::text_param(info, 0).unwrap_or_default();
         let arg = super::table_fn::text_param(info, 1).unwrap_or_default();
@@ -143,8 +146,15 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
 /// # Safety
 /// DuckDB calls it with the live bind info of `acl_meta`.
 unsafe extern "C" fn meta_bind(info: sys::duckdb_bind_info) {
+    // Read on DuckDB's stack, before the bind moves to the thread's region.
+    let room = crate::engine::nesting::stack_room();
     // SAFETY: DuckDB calls this with a live bind info of acl_meta.
-    unsafe { super::table_fn::bind_with(info, "acl: internal error in the metadata listing", || bind(info)) }
+    unsafe {
+        super::table_fn::bind_with(info, "acl: internal error in the metadata listing", || {
+            room.map_err(|e| e.to_string())?;
+            bind(info)
+        })
+    }
 }
 
 /// # Safety

@@ -55,6 +55,7 @@ unsafe fn clock_skew(info: sys::duckdb_bind_info) -> u64 {
 unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
     // SAFETY: `info` is the live bind info; its extra info is the `Arc<State>` `register` set.
     unsafe {
+        let _guard = crate::engine::nesting::enter(crate::engine::nesting::Bind::Guard).map_err(|e| e.to_string())?;
         let state = super::table_fn::state_of(info);
         let mut boolean = sys::duckdb_create_logical_type(sys::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
         let col = CString::new("__acl_guard").expect("static name");
@@ -82,8 +83,16 @@ unsafe fn bind(info: sys::duckdb_bind_info) -> Result<(), String> {
 /// # Safety
 /// DuckDB calls it with the live bind info of `acl_view_guard`.
 unsafe extern "C" fn guard_bind(info: sys::duckdb_bind_info) {
+    // Read on DuckDB's stack, before the bind moves to the thread's region: the guard binds once
+    // per nested view, deeper each time, so a chain of views stops here (spec 011, "Nesting").
+    let room = crate::engine::nesting::stack_room();
     // SAFETY: DuckDB calls this with a live bind info of acl_view_guard.
-    unsafe { super::table_fn::bind_with(info, "acl: internal error in the view guard; the view was refused", || bind(info)) }
+    unsafe {
+        super::table_fn::bind_with(info, "acl: internal error in the view guard; the view was refused", || {
+            room.map_err(|e| e.to_string())?;
+            bind(info)
+        })
+    }
 }
 
 /// # Safety

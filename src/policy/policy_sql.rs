@@ -173,7 +173,10 @@ impl Rules<'_> {
             }
             [_, _] => return Err(Forbidden::Qualifier { name: shown() }),
             [db, schema, _] if same(db, SYSTEM_DB) => self.host.resolve_in(&schema.to_ascii_lowercase(), &name, kind),
-            [db, schema, _] => return self.attached_function(db, schema, shown()),
+            [db, schema, _] => {
+                method_call(self.host, &name, kind, self.author == Author::Operator).map_err(|why| why(shown()))?;
+                return self.attached_function(db, schema, shown());
+            }
             _ => return Err(Forbidden::NotBuiltin { name: shown() }),
         };
         let Some(f) = builtin else { return Err(Forbidden::NotBuiltin { name: shown() }) };
@@ -190,6 +193,18 @@ impl Rules<'_> {
             (Author::CatalogManage, Some((_, sources))) if sources.iter().any(|s| s.covers_schema(db, schema)) => Ok(()),
             _ => Err(Forbidden::NotBuiltin { name: shown }),
         }
+    }
+}
+
+/// `db.schema.f(…)` where `db.schema` holds no `f` is, to DuckDB's binder, the method call
+/// `f(db.schema)` on a column `db.schema` with `f` looked up through the search path
+/// (`ColumnQualifier::QualifyFunction`): `t.c.sleep_ms()` sleeps, `t.c.has_table_privilege('select')`
+/// probes the catalog. Whether the database holds an `f` is not known when the SQL is judged (and
+/// may change), so the name is judged as the built-in it may reach too.
+fn method_call(host: &HostFunctions, name: &str, kind: FnKind, readers: bool) -> Result<(), fn(String) -> Forbidden> {
+    match host.resolve(name, kind) {
+        Some(f) => admit_class(f.class, name, readers),
+        None => Ok(()),
     }
 }
 
@@ -234,7 +249,11 @@ pub fn call_in_region(host: &HostFunctions, parts: &[&str]) -> bool {
         _ => false,
     };
     match parts {
-        [db, schema, _] if !system => table_anywhere(db, schema, "", None).is_ok(),
+        // a method call on a column `db.schema` when the database holds no such function
+        [db, schema, _] if !system => {
+            table_anywhere(db, schema, "", None).is_ok()
+                && [FnKind::Scalar, FnKind::Table].iter().all(|k| method_call(host, &name, *k, true).is_ok())
+        }
         _ if !system => false,
         _ => builtins.iter().all(|c| admit_class(*c, &name, true).is_ok()),
     }

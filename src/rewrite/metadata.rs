@@ -12,7 +12,7 @@
 use crate::sqltext::WalkMut as _;
 use super::Decision;
 use crate::authz::{ObjectType, Principal, View};
-use crate::error::{AclError, BadCall, Result};
+use crate::error::{AclError, BadCall, Result, Unsupported};
 use crate::policy::{norm, Policy};
 use crate::sqltext::ident;
 use sqlparser::ast::{
@@ -179,7 +179,8 @@ fn show_kind(stmt: &Statement) -> Option<&'static str> {
     }
 }
 
-pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision) -> Result<()> {
+/// `view_body`: `stmt` is the body of a view, where a listing is refused (`Unsupported::ListingInView`).
+pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision, view_body: bool) -> Result<()> {
     if let Some(kind) = show_kind(stmt) {
         let inner = relation_query(view, kind, &mut decision.room)?;
         super::relations::map_supplied(decision, &inner);
@@ -187,7 +188,7 @@ pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decisi
         *stmt = Statement::Query(super::slices::listing_subquery(decision, inner));
         return Ok(());
     }
-    let mut m = Meta { view, decision, trusted: Default::default() };
+    let mut m = Meta { view, decision, trusted: Default::default(), view_body };
     match stmt.walk_mut(&mut m) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
@@ -202,6 +203,9 @@ struct Meta<'a, 'v> {
     view: &'a View<'v>,
     decision: &'a mut Decision,
     trusted: super::trusted::Trusted,
+    /// A view's body: a listing there would be stored, and every listing of the catalog the view
+    /// is in would describe the view, whose listing describes the catalog again.
+    view_body: bool,
 }
 
 /// Does this FROM item name a metadata relation (answered here, whatever its arguments)?
@@ -259,6 +263,9 @@ fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
 impl Meta<'_, '_> {
     fn table_factor(&mut self, tf: &mut TableFactor) -> Result<()> {
         let Some(name) = metadata_name(tf)? else { return Ok(()) };
+        if self.view_body {
+            return Err(Unsupported::ListingInView.into());
+        }
         let TableFactor::Table { alias, .. } = tf else { return Ok(()) };
         let alias = alias.take().unwrap_or_else(|| alias_as(name));
         let subquery = relation_query(self.view, name, &mut self.decision.room)?;

@@ -67,7 +67,7 @@ impl Rule for Metadata {
         "metadata"
     }
     fn apply(&self, stmt: &mut Statement, cx: &mut Context<'_, '_, '_>) -> Result<()> {
-        metadata::apply(stmt, cx.view, cx.decision)
+        metadata::apply(stmt, cx.view, cx.decision, cx.view_body)
     }
 }
 

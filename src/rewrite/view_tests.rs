@@ -204,3 +204,45 @@ fn the_principal_cannot_call_the_guard() {
         assert!(matches!(&e, AclError::FunctionNotPermitted(FunctionNotPermitted::Named { name }) if name == "acl_view_guard"), "{sql}: {e:?}");
     }
 }
+
+/// Issue 31, finding 8: a listing in a view is the definer's catalog, which holds the view, so
+/// every listing of it described the view again. Refused wherever it stands in the body; the
+/// same listing in a statement (CTE, subquery, CTAS: nothing stored lists later) still runs.
+#[test]
+fn a_view_cannot_read_a_listing_but_a_statement_can() {
+    let p = policy();
+    let r = Principal::role("r");
+    let view = View::new(&p, &r).unwrap();
+    let fns = FnGate::new(&p, &r);
+    let listing_in_view = |e: &AclError| matches!(e, AclError::Unsupported(crate::error::Unsupported::ListingInView));
+    for body in [
+        "SELECT table_name FROM duckdb_tables()",
+        "SELECT * FROM duckdb_schemas()",
+        "SELECT * FROM main.duckdb_databases()",
+        "SELECT * FROM system.main.duckdb_columns()",
+        "SELECT * FROM information_schema.tables",
+        "SELECT * FROM system.information_schema.schemata",
+        "WITH l AS (SELECT * FROM duckdb_views()) SELECT * FROM l",
+        "SELECT (SELECT table_name FROM information_schema.columns LIMIT 1) AS n",
+        "SELECT id FROM people WHERE EXISTS (SELECT 1 FROM duckdb_tables())",
+        "SELECT id FROM people UNION ALL SELECT column_index FROM duckdb_columns()",
+    ] {
+        for create in ["CREATE VIEW hr.lake.v AS ", "CREATE TEMP VIEW v AS ", "CREATE OR REPLACE VIEW hr.lake.v AS "] {
+            let sql = format!("{create}{body}");
+            match statement(&view, &fns, &sql) {
+                Err(e) if listing_in_view(&e) => {}
+                // OR REPLACE needs `drop`, which `r` does not hold: told so before the body is judged
+                Err(AclError::LacksCapability(_)) if create.contains("REPLACE") => {}
+                other => panic!("{sql}: {other:?}"),
+            }
+        }
+        statement(&view, &fns, body).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let ctas = format!("CREATE TABLE hr.lake.t AS {body}");
+        statement(&view, &fns, &ctas).unwrap_or_else(|e| panic!("{ctas}: {e}"));
+    }
+    // a view stored before the refusal (its guard's body holds a listing) is refused by the
+    // guard for that reason, at every use
+    let (_, mut args) = create(&p, &r, None, "CREATE TEMP VIEW v AS SELECT 1 AS one");
+    args.body = "SELECT table_name FROM duckdb_tables()".into();
+    assert!(listing_in_view(&view_guard(&p, &RewriteCache::default(), &args, NOW, 0).unwrap_err()));
+}
