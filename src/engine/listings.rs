@@ -39,6 +39,8 @@ pub const LISTINGS: &[Listing] = &[
     table_listing!("acl_object_grants", layout::OBJECT_GRANTS),
     table_listing!("acl_schema_grants", layout::SCHEMA_GRANTS),
     table_listing!("acl_admins", layout::ADMINS),
+    table_listing!("acl_resource_groups", layout::RESOURCE_GROUPS),
+    table_listing!("acl_resource_group_grants", layout::RESOURCE_GROUP_GRANTS),
     Listing { name: "acl_issuers", columns: ISSUER_COLUMNS, rows: issuer_rows },
     table_listing!("acl_role_mappings", layout::CLAIM_MAPS),
     table_listing!("acl_function_grants", layout::FUNCTION_GRANTS),
@@ -49,7 +51,7 @@ pub const LISTINGS: &[Listing] = &[
 
 /// `acl_sessions()` (spec 017): one row per live session. `id` is the operator's name for it
 /// (`acl_session_kill(id)`); the handle is never listed. `groups`: the resource groups it was
-/// opened under (none yet).
+/// opened under (its roles' at open).
 const SESSION_COLUMNS: &[(&str, Ty)] = &[
     ("id", Ty::Int),
     ("subject", Ty::Text),

@@ -16,7 +16,9 @@
 //!
 //! The statement path takes no lock of ours: the maps are `DashMap`s (a shard read lock per
 //! lookup), the settings and each session's clock are atomics.
+use crate::admin::resource_groups::most_generous;
 use crate::authz::Principal;
+use crate::policy::ResourceGroup;
 use crate::error::{AclError, Result, SessionProblem, SessionReason};
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -77,8 +79,11 @@ pub struct Session {
     /// Who owns a transaction the session begins (`engine::owner`'s form: 32 hex digits), drawn
     /// at random: no function of the handle.
     pub owner: String,
-    /// The resource groups the session was opened under (none until resource groups exist).
+    /// The resource groups the session was opened under (its roles' groups at open), and the
+    /// limits it took from them, the most generous winning (`None`: no limit), for a door.
     pub groups: Vec<String>,
+    pub max_result_rows: Option<u64>,
+    pub max_stream_bytes: Option<u64>,
     end: AtomicU8,
     ended_ms: AtomicI64,
 }
@@ -131,6 +136,8 @@ pub struct Sessions {
     by_key: DashMap<[u8; 32], Arc<Session>>,
     by_id: DashMap<u64, Arc<Session>>,
     live: AtomicUsize,
+    /// Live sessions per resource group (a session counts in each of its groups).
+    in_group: DashMap<String, u64>,
     idle_timeout: AtomicU64,
     max_sessions: AtomicU64,
     every_use: AtomicBool,
@@ -143,6 +150,7 @@ impl Default for Sessions {
             by_key: DashMap::new(),
             by_id: DashMap::new(),
             live: AtomicUsize::new(0),
+            in_group: DashMap::new(),
             idle_timeout: AtomicU64::new(DEFAULT_IDLE_TIMEOUT),
             max_sessions: AtomicU64::new(DEFAULT_MAX_SESSIONS),
             every_use: AtomicBool::new(false),
@@ -194,10 +202,32 @@ impl Sessions {
     /// Opens a session for `principal` (verified from a token with `exp`, `subject` and
     /// `issuer`), unless the node is at `acl_max_sessions`; its handle and record.
     pub fn open(&self, principal: Principal, exp: i64, subject: Option<String>, issuer: String, door: &str, skew: u64) -> Result<(Handle, Arc<Session>)> {
+        self.open_in(principal, exp, subject, issuer, door, skew, &[])
+    }
+
+    /// `open`, under the resource groups `groups` (the principal's roles' groups and their
+    /// limits, `admin::resource_groups::resolve`): refused when every group is at its
+    /// `max_sessions` — the most generous group admits it — and counted in each.
+    #[allow(clippy::too_many_arguments)]
+    pub fn open_in(
+        &self,
+        principal: Principal,
+        exp: i64,
+        subject: Option<String>,
+        issuer: String,
+        door: &str,
+        skew: u64,
+        groups: &[(String, ResourceGroup)],
+    ) -> Result<(Handle, Arc<Session>)> {
         check_door(door)?;
         let now = now_ms();
         self.maybe_sweep(now, skew);
         self.reserve(now, skew)?;
+        if let Err(e) = self.reserve_groups(groups, now, skew) {
+            self.live.fetch_sub(1, Ordering::AcqRel);
+            return Err(e);
+        }
+        let names: Vec<String> = groups.iter().map(|(n, _)| n.clone()).collect();
         let made = (|| -> Result<(Handle, Arc<Session>)> {
             let mut secret = [0u8; 16];
             let mut owner = [0u8; 16];
@@ -213,7 +243,9 @@ impl Sessions {
                 last_used_ms: AtomicI64::new(now),
                 exp,
                 owner: hex(&owner),
-                groups: Vec::new(),
+                groups: names.clone(),
+                max_result_rows: most_generous(groups, |g| g.max_result_rows),
+                max_stream_bytes: most_generous(groups, |g| g.max_stream_bytes),
                 end: AtomicU8::new(LIVE),
                 ended_ms: AtomicI64::new(0),
             });
@@ -223,8 +255,55 @@ impl Sessions {
         })();
         if made.is_err() {
             self.live.fetch_sub(1, Ordering::AcqRel);
+            self.leave_groups(&names);
         }
         made
+    }
+
+    /// Counts a new session into each of `groups`, if one of them admits it: a group without
+    /// `max_sessions`, or one below it (checked and counted under that group's entry, so
+    /// concurrent opens never pass it). Else the sessions whose time ran out are ended and the
+    /// groups asked again once; then refused.
+    fn reserve_groups(&self, groups: &[(String, ResourceGroup)], now: i64, skew: u64) -> Result<()> {
+        if groups.is_empty() {
+            return Ok(());
+        }
+        for attempt in 0..2 {
+            let admitted = groups.iter().position(|(name, g)| {
+                let mut n = self.in_group.entry(name.clone()).or_insert(0);
+                let room = g.max_sessions.is_none_or(|max| *n < max);
+                if room {
+                    *n += 1;
+                }
+                room
+            });
+            if let Some(i) = admitted {
+                for (j, (name, _)) in groups.iter().enumerate() {
+                    if j != i {
+                        *self.in_group.entry(name.clone()).or_insert(0) += 1;
+                    }
+                }
+                return Ok(());
+            }
+            if attempt == 0 {
+                self.end_due(now, skew, false);
+            }
+        }
+        let names = groups.iter().map(|(n, _)| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+        Err(SessionProblem::GroupsFull { groups: names }.into())
+    }
+
+    fn leave_groups(&self, names: &[String]) {
+        for name in names {
+            if let Some(mut n) = self.in_group.get_mut(name) {
+                *n = n.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Live sessions counted in resource group `name`.
+    pub fn in_group(&self, name: &str) -> u64 {
+        self.in_group.get(name).map_or(0, |n| *n)
     }
 
     /// Counts a new session in, or refuses it at the cap (after ending what has run out: an
@@ -286,6 +365,7 @@ impl Sessions {
         if ended {
             s.ended_ms.store(now, Ordering::Release);
             self.live.fetch_sub(1, Ordering::AcqRel);
+            self.leave_groups(&s.groups);
         }
         ended
     }
@@ -423,7 +503,9 @@ pub fn open(state: &super::State, jwt: &str, door: &str, settings: &crate::rewri
     // Only read once the token verified: these are the claims its signature covers.
     let claims: serde_json::Value = jsonwebtoken::dangerous::insecure_decode_claims(jwt).unwrap_or_default();
     let text = |k: &str| claims.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
-    state.sessions.open(principal, exp, text("sub"), text("iss").unwrap_or_default(), door, settings.clock_skew)
+    // The groups and their limits as the policy has them now (resource groups, spec 017).
+    let groups = crate::admin::resource_groups::resolve(&policy, principal.roles.iter().map(String::as_str));
+    state.sessions.open_in(principal, exp, text("sub"), text("iss").unwrap_or_default(), door, settings.clock_skew, &groups)
 }
 
 /// `acl_session_sql(handle, sql)`: the statement prefixed with the session, the handle quoted as

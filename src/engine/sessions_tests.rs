@@ -286,3 +286,61 @@ fn a_door_closes_its_own_sessions() {
     assert_eq!(refused(s.enter(f1.expose(), 60)), SessionReason::Closed);
     assert!(s.enter(other.expose(), 60).is_ok());
 }
+
+fn group(name: &str, max_sessions: Option<u64>) -> (String, ResourceGroup) {
+    (name.into(), ResourceGroup { max_sessions, max_result_rows: Some(10), max_stream_bytes: None })
+}
+
+fn open_in(s: &Sessions, groups: &[(String, ResourceGroup)]) -> Result<(Handle, Arc<Session>)> {
+    s.open_in(principal(), i64::MAX / 2, None, "i".into(), "sql", 60, groups)
+}
+
+/// Resource groups at open (spec 017): a session counts in each of its groups; it is admitted
+/// while one of them has room (the most generous wins), refused when all are full, and an ended
+/// session frees its place. The node's cap still applies.
+#[test]
+fn resource_groups_cap_sessions_at_open_and_the_most_generous_group_admits() {
+    let s = Sessions::default();
+    let small = [group("small", Some(1))];
+    let (h, first) = open_in(&s, &small).unwrap();
+    assert_eq!(first.groups, ["small"]);
+    assert_eq!((first.max_result_rows, first.max_stream_bytes), (Some(10), None));
+    let full = open_in(&s, &small).unwrap_err();
+    assert!(matches!(&full, AclError::Session(SessionProblem::GroupsFull { groups }) if groups == "\"small\""), "{full:?}");
+    assert_eq!(s.count(60), 1, "a refused open counts nothing");
+    assert_eq!(s.in_group("small"), 1);
+    // a principal also in a group with room is admitted, and counted in both
+    let both = [group("small", Some(1)), group("team", Some(2))];
+    let (_, second) = open_in(&s, &both).unwrap();
+    assert_eq!((s.in_group("small"), s.in_group("team")), (2, 1));
+    let (_, _third) = open_in(&s, &both).unwrap();
+    assert!(open_in(&s, &both).is_err(), "both groups full");
+    // a group without max_sessions always admits; no groups at all: only the node's cap
+    assert!(open_in(&s, &[group("small", Some(1)), group("open", None)]).is_ok());
+    assert!(open_in(&s, &[]).is_ok());
+    // an end frees the place in every group the session held
+    assert!(s.close(h.expose()));
+    assert!(s.kill(second.id));
+    assert_eq!((s.in_group("small"), s.in_group("team")), (2, 1));
+    assert!(open_in(&s, &small).is_err(), "small still holds two (the open group's and the third's)");
+    assert!(open_in(&s, &both).is_ok(), "team has room again");
+    // the node's cap refuses first, and a refusal there takes no group place
+    s.set("acl_max_sessions", &s.count(60).to_string()).unwrap();
+    assert!(matches!(open_in(&s, &[group("fresh", None)]), Err(AclError::Session(SessionProblem::AtCap { .. }))));
+    assert_eq!(s.in_group("fresh"), 0);
+}
+
+/// Concurrent opens never pass a group's `max_sessions`.
+#[test]
+fn a_groups_cap_holds_under_concurrent_opens() {
+    let s = Arc::new(Sessions::default());
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || (0..20).filter(|_| open_in(&s, &[group("g", Some(5))]).is_ok()).count())
+        })
+        .collect();
+    let opened: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(opened, 5);
+    assert_eq!(s.in_group("g"), 5);
+}

@@ -135,7 +135,7 @@ impl AclError {
             AclError::Reparsed { .. } => Class::Refused,
             AclError::Invalid(_) | AclError::PolicySql(_) | AclError::Store(_) => Class::Invalid,
             AclError::Session(SessionProblem::Door | SessionProblem::Setting { .. }) => Class::Invalid,
-            AclError::Session(SessionProblem::AtCap { .. }) | AclError::SessionRefused { .. } | AclError::SessionEnded { .. } => {
+            AclError::Session(SessionProblem::AtCap { .. } | SessionProblem::GroupsFull { .. }) | AclError::SessionRefused { .. } | AclError::SessionEnded { .. } => {
                 Class::Refused
             }
             AclError::Internal { .. } | AclError::SecondCheck { .. } => Class::Internal,

@@ -38,6 +38,9 @@ pub enum SessionProblem {
     /// `acl_max_sessions` reached: a new session is refused, an old one is never evicted.
     #[error("session refused: the node holds {max} sessions (acl_max_sessions); close or kill one first")]
     AtCap { max: u64 },
+    /// Every resource group of the principal holds its `max_sessions` live sessions.
+    #[error("session refused: every resource group of the principal ({groups}) holds its max_sessions sessions; close or kill one first")]
+    GroupsFull { groups: String },
     /// The door label `acl_session_open` or a door gives a session.
     #[error("a session's door label is 1 to 64 characters: letters, digits, '_', '-', '.' or ':'")]
     Door,

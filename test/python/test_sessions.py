@@ -247,6 +247,74 @@ def the_cap_refuses_a_new_session_and_never_evicts_one(con):
     assert all(count(con, m) == 3 for m in more)
 
 
+# ---- resource groups (issue 33 item 3, in part) ----
+
+GROUP_FULL = "acl: session refused: every resource group of the principal"
+
+
+@test
+def a_resource_groups_max_sessions_caps_a_roles_sessions_the_most_generous_group_winning(con):
+    con.execute("ACL ADMIN CREATE RESOURCE GROUP one (max_sessions = 1, max_result_rows = 50);"
+                " CREATE RESOURCE GROUP three (max_sessions = 3, max_stream_bytes = 4096);"
+                " GRANT RESOURCE GROUP one TO ROLE analyst")
+    a = open_session(con)
+    refused_with(lambda: open_session(con, sub="alice2"), f'{GROUP_FULL} ("one") holds its max_sessions sessions')
+    # another principal of the same role: the group counts sessions, not subjects
+    refused_with(lambda: open_session(con, sub="bob"), GROUP_FULL)
+    # a principal in no group: only acl_max_sessions
+    b = open_session(con, roles=("tenant_b",), sub="b")
+    assert con.execute(q(b, "SELECT count(*) FROM orders")).fetchall() == [(1,)]
+    # a second role in a more generous group: admitted, counted in both (and the group granted
+    # after b opened changes nothing for b)
+    con.execute("ACL ADMIN GRANT RESOURCE GROUP three TO ROLE tenant_b")
+    t = open_session(con, roles=("analyst", "tenant_b"), sub="carol")
+    rows = {r[1]: r[6] for r in sessions(con)}
+    assert rows == {"alice": "one", "b": "", "carol": "one,three"}, rows
+    # the revoke acts at the next open; the live session runs on
+    con.execute("ACL ADMIN REVOKE RESOURCE GROUP one FROM ROLE analyst")
+    assert count(con, a) == 3
+    more = [open_session(con, sub=f"x{i}") for i in range(3)]
+    assert all(count(con, h) == 3 for h in more)
+    # ending a session gives its place back (x0..x2 opened under no group and count in none)
+    con.execute("ACL ADMIN GRANT RESOURCE GROUP one TO ROLE analyst")
+    refused_with(lambda: open_session(con, sub="late"), GROUP_FULL)  # alice's and carol's count in one
+    con.execute("SELECT acl_session_close(?)", [a]).fetchall()
+    refused_with(lambda: open_session(con, sub="late"), GROUP_FULL)  # carol's still does
+    con.execute("SELECT acl_session_kill(?)", [[r[0] for r in sessions(con) if r[1] == "carol"][0]]).fetchall()
+    assert count(con, open_session(con, sub="late")) == 3
+
+
+@test
+def a_groups_cap_holds_when_many_clients_open_at_once(con):
+    con.execute("ACL ADMIN CREATE RESOURCE GROUP pool (max_sessions = 3); GRANT RESOURCE GROUP pool TO ROLE analyst")
+    token = mint()
+    got = {"ok": 0, "full": 0, "other": []}
+    lock = threading.Lock()
+    start = threading.Barrier(12)
+
+    def one():
+        cur = con.cursor()
+        start.wait()
+        try:
+            cur.execute("SELECT acl_session_open(?)", [token]).fetchall()
+            kind = "ok"
+        except duckdb.Error as e:
+            kind = "full" if GROUP_FULL in str(e) else "other"
+            if kind == "other":
+                got["other"].append(str(e))
+        with lock:
+            if kind != "other":
+                got[kind] += 1
+
+    threads = [threading.Thread(target=one) for _ in range(12)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert (got["ok"], got["full"], got["other"]) == (3, 9, []), got
+    assert con.execute("SELECT acl_session_count()").fetchall() == [(3,)]
+
+
 @test
 def every_use_judges_the_tokens_exp_at_each_statement_and_connect_only_at_open(con):
     con.execute("SET acl_jwt_clock_skew = 0").fetchall()
