@@ -123,11 +123,13 @@ impl Pool {
     }
 }
 
-/// 8 small regions kept free (1.25 GiB of address space at most), 2 large ones: a burst of large
-/// work must not keep the address space a statement's region needs (`acquire` also unmaps every
-/// free region before it waits).
-static SMALL: Pool = Pool::new(SMALL_BYTES, 8);
-static LARGE: Pool = Pool::new(REGION_BYTES, 2);
+/// 4 small regions kept free and 1 large one (1.6 GiB of address space at most): rewrites take
+/// microseconds, so more rarely run at once than the machine has cores, and what is kept free is
+/// address space (and, under strict overcommit, which ignores `MAP_NORESERVE`, commit charge)
+/// that DuckDB's own allocations cannot have. A burst of large work must not keep the address
+/// space a statement's region needs (`acquire` also unmaps every free region before it waits).
+static SMALL: Pool = Pool::new(SMALL_BYTES, 4);
+static LARGE: Pool = Pool::new(REGION_BYTES, 1);
 
 /// Unmaps every free region of both pools.
 fn trim() {

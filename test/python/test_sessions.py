@@ -594,7 +594,8 @@ for i in range(n):
     con.execute(f"ACL ADMIN CREATE ROLE r{i}; GRANT CATALOG sales TO ROLE r{i} WITH (select) MAIN RLS (id % {n} = {i})")
 errors, right = [], [0]
 lock = threading.Lock()
-barrier = threading.Barrier(n)
+# a timeout: a thread the limit did not let start must not leave the others waiting forever
+barrier = threading.Barrier(n, timeout=120)
 def work(i):
     cur = con.cursor()
     try:
