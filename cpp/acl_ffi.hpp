@@ -19,6 +19,12 @@ constexpr static const uint64_t ACL_DEFAULT_JWKS_REFRESH_INTERVAL = 300;
 /// `acl_jwks_max_stale`'s default, seconds.
 constexpr static const uint64_t ACL_DEFAULT_JWKS_MAX_STALE = 3600;
 
+/// `acl_session_idle_timeout`'s default, seconds.
+constexpr static const uint64_t ACL_DEFAULT_SESSION_IDLE_TIMEOUT = 900;
+
+/// `acl_max_sessions`'s default.
+constexpr static const uint64_t ACL_DEFAULT_MAX_SESSIONS = 1000;
+
 /// `acl_version_check_interval`'s default, milliseconds.
 constexpr static const uint64_t ACL_DEFAULT_VERSION_CHECK_INTERVAL = 1000;
 
@@ -129,6 +135,9 @@ struct AclOut {
     /// Unix seconds after which the batch's statements must not run any more (the token's `exp`);
     /// 0: no such limit.
     int64_t expires;
+    /// The session the batch runs under (its operator id, never its handle); 0: none. The
+    /// statements run only while it is live (`acl_rs_session_check`).
+    uint64_t session;
     /// Who the batch runs as (empty for `ACL ADMIN`), for what the shim keeps per connection.
     AclBuf principal;
 };
@@ -426,6 +435,79 @@ extern bool acl_shim_schema_objects(duckdb_client_context ctx,
                                     size_t schema_len,
                                     AclColumnSink sink,
                                     void *user);
+
+/// `acl_session_open(token[, door])`: `Rewritten` with the handle in `out.text`, or a refusal's
+/// status with its message (a token's reason, as for `ACL TOKEN`; never the token).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `token`/`door` point to their lengths of readable
+/// bytes; `settings` to a live `AclSettings`; `out` is writable, released with `acl_rs_out_free`.
+AclStatus acl_rs_session_open(const AclState *state,
+                              const char *token,
+                              size_t token_len,
+                              const char *door,
+                              size_t door_len,
+                              const AclSettings *settings,
+                              AclOut *out);
+
+/// `acl_session_sql(handle, sql)`: the prefixed text in `out.text`; false on a panic.
+///
+/// # Safety
+/// `handle`/`sql` point to their lengths of readable bytes; `out` is writable.
+bool acl_rs_session_sql(const char *handle, size_t handle_len, const char *sql, size_t sql_len, AclOut *out);
+
+/// `acl_session_close(handle)`: true if this call closed a live session (false for one already
+/// ended, an unknown handle, or a panic).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `handle` points to `len` readable bytes.
+bool acl_rs_session_close(const AclState *state, const char *handle, size_t len);
+
+/// `acl_session_reason(handle)`: `live`, `closed`, `idle`, `expired`, `killed` or `unknown` in
+/// `out.text` (read-only); false on a panic.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `handle` points to `len` readable bytes; `out` is writable.
+bool acl_rs_session_reason(const AclState *state, const char *handle, size_t len, uint64_t clock_skew, AclOut *out);
+
+/// `acl_session_kill(id)`: true if this call ended a live session.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`.
+bool acl_rs_session_kill(const AclState *state, int64_t id);
+
+/// `acl_session_sweep()`: how many sessions it ended (0 on a panic).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`.
+uint64_t acl_rs_session_sweep(const AclState *state, uint64_t clock_skew);
+
+/// `acl_session_count()`: the live sessions (0 on a panic).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`.
+uint64_t acl_rs_session_count(const AclState *state, uint64_t clock_skew);
+
+/// A statement kept from session `id` (its tag) runs now: true while the session is live (and it
+/// counts as the session's use); otherwise `out.text` says why (`AclError::SessionEnded`).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `out` is writable.
+bool acl_rs_session_check(const AclState *state, uint64_t id, uint64_t clock_skew, AclOut *out);
+
+/// A session setting's new value (`OnSet` of `acl_session_idle_timeout`, `acl_max_sessions`,
+/// `acl_session_token_binding`, as text): true with the value kept in `out.text`, or false with
+/// why it is refused (nothing changes).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `name`/`value` point to their lengths of readable bytes;
+/// `out` is writable.
+bool acl_rs_session_setting(const AclState *state,
+                            const char *name,
+                            size_t name_len,
+                            const char *value,
+                            size_t value_len,
+                            AclOut *out);
 
 /// The kept parse of the shape this batch is an instance of, or null (none yet, or the batch is
 /// no instance of a learned shape). With it, `substs`/`n` point at the holes (valid while the

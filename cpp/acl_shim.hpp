@@ -108,6 +108,15 @@ constexpr const char *ANONYMOUS_ADMIN_SETTING = "acl_allow_anonymous_admin";
 constexpr const char *ENUM_TYPES_SETTING = "acl_enum_types";
 constexpr uint64_t DEFAULT_JWKS_MAX_STALE = ACL_DEFAULT_JWKS_MAX_STALE;
 uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fallback);
+// The settings a decision depends on, read from a client context (shim.cpp).
+AclSettings ClientSettings(ClientContext &context);
+
+// ---- Sessions (sessions.cpp, specs/017): the acl_session_* functions and GLOBAL settings ----
+constexpr const char *SESSION_IDLE_TIMEOUT_SETTING = "acl_session_idle_timeout";
+constexpr const char *MAX_SESSIONS_SETTING = "acl_max_sessions";
+constexpr const char *SESSION_BINDING_SETTING = "acl_session_token_binding";
+// `owner` keeps `state` alive as long as the functions and settings.
+void RegisterSessions(ExtensionLoader &loader, const shared_ptr<ParserExtensionInfo> &owner, AclState *state);
 
 // Owns the Rust output buffer for the duration of one override call.
 struct OutGuard {
@@ -129,15 +138,18 @@ struct OutGuard {
 // ---- Per connection (client.cpp) ----
 constexpr const char *CLIENT_STATE = "acl_errors";
 
-// What a statement was decided under, carried in its text (`/* acl:policy-version=N expires=E */`).
+// What a statement was decided under, carried in its text
+// (`/* acl:policy-version=N expires=E session=S */`).
 struct Tag {
 	uint64_t version;
-	int64_t expires; // 0: none
+	int64_t expires;  // 0: none
+	uint64_t session; // 0: none (the session's operator id, never its handle)
 };
-string VersionTag(uint64_t version, int64_t expires);
+string VersionTag(uint64_t version, int64_t expires, uint64_t session);
 // Reads the tag at the start of `query`; false when there is none (an unreadable one is stale).
 bool Tagged(const string &query, Tag &tag);
-// Throws unless the tag still holds: the same policy version, and the token's exp not passed.
+// Throws unless the tag still holds: the same policy version, the token's exp not passed, the
+// session live.
 void CheckTag(const Tag &tag, AclState *state, uint64_t clock_skew);
 // Tagged text coming back to the parser: the transaction rules (the tag itself is judged apart).
 void ClientCheckTagged(ClientContext &context, AclState *state, const string &query);

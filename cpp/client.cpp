@@ -20,23 +20,29 @@ uint64_t UnsignedSetting(ClientContext &context, const char *name, uint64_t fall
 
 // What a statement was decided under travels in its query text (statement->query, which DuckDB
 // copies into a prepared statement), so an execution can tell it no longer holds: the policy
-// version, and the `exp` of the token it was decided under (`/* acl:policy-version=N expires=E */`,
-// E in unix seconds, absent when there is no token).
+// version, the `exp` of the token it was decided under, and the session it runs under
+// (`/* acl:policy-version=N expires=E session=S */`, E in unix seconds, absent when there is no
+// token; S the session's operator id, never its handle, absent outside a session).
 const char *const VERSION_TAG = "/* acl:policy-version=";
-const char *const EXPIRES_TAG = " expires=";
+const char *const EXPIRES_TAG = "expires=";
+const char *const SESSION_TAG = "session=";
 const char *const STALE = "acl: the policy changed since this statement was prepared; prepare it again";
 const char *const EXPIRED = "acl: the token this statement was prepared under has expired; prepare it again";
 
-string VersionTag(uint64_t version, int64_t expires) {
+string VersionTag(uint64_t version, int64_t expires, uint64_t session) {
 	auto tag = string(VERSION_TAG) + std::to_string(version);
 	if (expires != 0) {
-		tag += EXPIRES_TAG + std::to_string(expires);
+		tag += string(" ") + EXPIRES_TAG + std::to_string(expires);
+	}
+	if (session != 0) {
+		tag += string(" ") + SESSION_TAG + std::to_string(session);
 	}
 	return tag + " */ ";
 }
 
 // Reads the tag at the start of `query`; false when there is none. A tag it cannot read is
-// stale (a version that never matches).
+// stale (a version that never matches): fields other than these, out of order, twice, or not
+// numbers.
 bool Tagged(const string &query, Tag &tag) {
 	auto n = strlen(VERSION_TAG);
 	if (query.compare(0, n, VERSION_TAG) != 0) {
@@ -46,22 +52,38 @@ bool Tagged(const string &query, Tag &tag) {
 	if (close == string::npos) {
 		return false;
 	}
-	tag = Tag {UINT64_MAX, 0};
-	auto fields = query.substr(n, close - n);
-	auto at = fields.find(EXPIRES_TAG);
+	static const Tag STALE_TAG {UINT64_MAX, 0, 0};
+	tag = STALE_TAG;
 	auto digits = [](const string &s) {
 		return !s.empty() && s.size() <= 18 && s.find_first_not_of("0123456789") == string::npos;
 	};
-	auto version = fields.substr(0, at);
-	auto expires = at == string::npos ? string("0") : fields.substr(at + strlen(EXPIRES_TAG));
-	if (!digits(version) || !(digits(expires) || (expires[0] == '-' && digits(expires.substr(1))))) {
+	auto fields = StringUtil::Split(query.substr(n, close - n), ' ');
+	if (fields.empty() || fields.size() > 3 || !digits(fields[0])) {
 		return true;
 	}
+	Tag read {0, 0, 0};
+	idx_t i = 1;
 	try {
-		tag.version = std::stoull(version);
-		tag.expires = std::stoll(expires);
+		read.version = std::stoull(fields[0]);
+		if (i < fields.size() && StringUtil::StartsWith(fields[i], EXPIRES_TAG)) {
+			auto e = fields[i++].substr(strlen(EXPIRES_TAG));
+			if (!(digits(e) || (e.size() > 1 && e[0] == '-' && digits(e.substr(1))))) {
+				return true;
+			}
+			read.expires = std::stoll(e);
+		}
+		if (i < fields.size() && StringUtil::StartsWith(fields[i], SESSION_TAG)) {
+			auto s = fields[i++].substr(strlen(SESSION_TAG));
+			if (!digits(s)) {
+				return true;
+			}
+			read.session = std::stoull(s);
+		}
 	} catch (std::exception &) {
-		tag = Tag {UINT64_MAX, 0};
+		return true;
+	}
+	if (i == fields.size()) {
+		tag = read;
 	}
 	return true;
 }
@@ -74,7 +96,8 @@ int64_t NowUnix() {
 }
 
 // A tagged statement runs only under the policy version it was decided with and, when it was
-// decided under a token, until the token's exp (with `acl_jwt_clock_skew`, as the token cache).
+// decided under a token, until the token's exp (with `acl_jwt_clock_skew`, as the token cache);
+// under a session, while the session is live.
 void CheckTag(const Tag &tag, AclState *state, uint64_t clock_skew) {
 	if (tag.version != acl_rs_policy_version(state)) {
 		throw PermissionException(STALE);
@@ -82,6 +105,13 @@ void CheckTag(const Tag &tag, AclState *state, uint64_t clock_skew) {
 	auto skew = clock_skew > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(clock_skew);
 	if (tag.expires != 0 && (tag.expires > INT64_MAX - skew ? INT64_MAX : tag.expires + skew) < NowUnix()) {
 		throw PermissionException(EXPIRED);
+	}
+	// A session's statement runs while the session is live, and counts as its use.
+	if (tag.session != 0) {
+		OutGuard guard;
+		if (!acl_rs_session_check(state, tag.session, clock_skew, &guard.out)) {
+			throw PermissionException(guard.Text().empty() ? string("acl: the session this statement was prepared under has ended") : guard.Text());
+		}
 	}
 }
 
@@ -193,7 +223,7 @@ public:
 		string who;
 		TxnKind kind = TXN_OTHER;
 		TaggedPrincipal(query, who, kind);
-		Tag tag {0, 0};
+		Tag tag {0, 0, 0};
 		auto tagged = Tagged(query, tag);
 		TxnState now(context);
 		lock_guard<mutex> guard(lock);
@@ -375,7 +405,7 @@ private:
 	bool began_in_transaction = false; // an explicit transaction was open when it began
 	string refusal;  // why the running query may not run, found when it began
 	// The version tag of the query running now, if it has one (for OnFinalizePrepare).
-	Tag current_tag {0, 0};
+	Tag current_tag {0, 0, 0};
 	bool current_tagged = false;
 	string translated; // what OnPlanningError threw for the current query
 	bool replacement_off = false;  // QueryBegin switched replacement scans off for this query

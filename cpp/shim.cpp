@@ -128,7 +128,7 @@ vector<unique_ptr<SQLStatement>> ParseAndCheck(OutGuard &guard, const ParserOpti
 			statement.stmt_location = QueryLocation(0, statement.query.size());
 		}
 		if (acl_rs_versioned(guard.out.check, i)) {
-			statement.query = VersionTag(guard.out.version, guard.out.expires) + statement.query;
+			statement.query = VersionTag(guard.out.version, guard.out.expires, guard.out.session) + statement.query;
 			statement.stmt_location = QueryLocation(0, statement.query.size());
 		}
 	}
@@ -419,6 +419,7 @@ void LoadInternal(ExtensionLoader &loader) {
 	}
 
 	RegisterLeakproof(loader, parser_info, state);
+	RegisterSessions(loader, parser_info, state);
 
 	AccessInfo access_info {new DatabaseWrapper(), db.GetExtensionAPIV1(), string()};
 	access_info.wrapper->database = make_shared_ptr<DuckDB>(db);
@@ -482,6 +483,12 @@ void LoadInternal(ExtensionLoader &loader) {
 }
 
 } // namespace
+
+// The settings of a client context, for the session functions (sessions.cpp): rare, so the
+// indexes are looked up here rather than kept.
+AclSettings acl_shim::ClientSettings(ClientContext &context) {
+	return ReadContextSettings(context, FindSettingIndexes(DBConfig::GetConfig(context)));
+}
 
 // For acl_exec and acl_exec_as (src/ffi/functions.rs): the settings of the client context they run
 // in, read when they run. False (nothing written) when they cannot be read.

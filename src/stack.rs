@@ -1,28 +1,50 @@
 //! The stack every tree of the extension is built, walked, printed and dropped on (spec 012,
-//! "One stack per thread instead of sqlparser's probes").
+//! "One stack per thread instead of sqlparser's probes"; issue 33 item 4, "Stacks sized to the
+//! statement, shared by the threads").
 //!
 //! sqlparser's trees are recursive, and so is everything done with them: its parser (bounded at
 //! 50 levels of nesting), its derived visits, its printing, their drop, our own walks. A long
 //! flat chain (`1+1+…`, `a OR b OR …`) is one level per term. sqlparser can probe the stack
 //! before each recursive call (`recursive-protection`), but the probes cost a fifth of a
 //! never-seen statement and never covered the drop or our walks. Instead, every entry that
-//! touches trees runs on a region of `REGION_BYTES` reserved once per thread: pages are committed
-//! only when touched, so a thread that only meets short statements holds a few hundred KiB of it.
+//! touches trees runs on a region of its own: pages are committed only when touched.
 //!
 //! Why that bounds what the probes bounded, and more: the principal's own text needs at most
 //! `need(tokens)` (chains per token, nesting per level, both measured), checked before any
 //! parse; a longer text is refused. A tree the rewrite inserts from the policy is walked on the
 //! same stack that drops it, and the drop was never probed: a tree deep enough to overflow
-//! `REGION_BYTES` while walked would have overflowed the caller's stack (8 MiB or less) while
-//! dropped, with or without the probes. The lowest 64 KiB are a guard: an overflow faults, it
-//! never writes past the region.
-use std::cell::{Cell, RefCell};
+//! `POLICY_ROOM` while walked would have overflowed the caller's stack (8 MiB or less) while
+//! dropped (measured: the rewrite takes 15 times the drop's stack per level, spec 017). The lowest
+//! 64 KiB of a region are a guard: an overflow faults, it never writes past.
+//!
+//! Regions are sized to what the work can need and shared: a thread holds one only while it runs
+//! on it (microseconds for a statement), taking it from a pool of free ones and giving it back.
+//! So the address space reserved grows with the statements rewritten at the same moment, not
+//! with the threads that ever rewrote one: 64 connections on a host under `ulimit -v` or strict
+//! overcommit no longer reserve 64 GiB. A statement takes a `SMALL_BYTES` region when `need` says
+//! it fits (every statement but one of tens of thousands of tokens), any other work (a
+//! management batch, a view's guard, a store's load: texts of any size) a `REGION_BYTES` one.
+//! When no region can be mapped, the caller waits for one to be given back, at most
+//! `WAIT_LIMIT`; a region is never used by two threads at once.
+use std::cell::Cell;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::time::{Duration, Instant};
 
-/// What one thread reserves (address space; only touched pages are memory).
+/// The largest region (address space; only touched pages are memory): for work whose need is not
+/// known, and statements too long for a small one.
 pub const REGION_BYTES: usize = 1 << 30;
+/// A statement's region: room for `need` of a text of up to about 24 000 tokens and `POLICY_ROOM`.
+pub const SMALL_BYTES: usize = 160 << 20;
 const GUARD_BYTES: usize = 64 << 10;
+/// Room for the trees the rewrite inserts from the policy, on top of the principal's `need`: what
+/// a policy tree that can still be dropped on an 8 MiB stack takes to rewrite. Measured in release
+/// (`engine::stack_tests`): a chain's term takes 960 B to rewrite (a slice's predicate, a virtual
+/// function's body) and 64 B to drop, 15 times less: 8 MiB × 15 = 120 MiB.
+pub(crate) const POLICY_ROOM: usize = 128 << 20;
 /// Touching more than this leaves the region's pages given back afterwards.
 const KEEP_BYTES: usize = 8 << 20;
+/// How long a caller waits for a region when none can be mapped.
+const WAIT_LIMIT: Duration = Duration::from_secs(10);
 
 /// The stack a text of `tokens` tokens needs at most: a chain of that many terms, plus sqlparser's
 /// 50 levels of nesting, as the rewrite's own expansions deepen them. Measured (spec 012): release
@@ -32,15 +54,21 @@ fn need(tokens: usize) -> usize {
     tokens.saturating_mul(per_token).saturating_add(nesting)
 }
 
+/// What a statement of `tokens` tokens needs, the policy's trees included.
+pub fn statement_need(tokens: usize) -> usize {
+    need(tokens).saturating_add(POLICY_ROOM)
+}
+
 /// Whether a text of `tokens` tokens fits the region at all.
 pub fn fits(tokens: usize) -> bool {
-    need(tokens) <= REGION_BYTES - GUARD_BYTES
+    statement_need(tokens) <= REGION_BYTES - GUARD_BYTES
 }
 
 /// The region could not be reserved: the caller refuses (a tree must not be made off the region).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoRoom;
 
+/// One mapping: `len` bytes from `base`, the lowest `GUARD_BYTES` inaccessible.
 struct Region {
     base: *mut u8,
     len: usize,
@@ -48,20 +76,76 @@ struct Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
-        // SAFETY: `base`/`len` are the mapping `reserve` made; the thread is exiting and nothing
-        // runs on the region any more.
+        // SAFETY: `base`/`len` are the mapping `reserve` made, which nothing runs on any more
+        // (a region is dropped only once no thread holds it).
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
     }
 }
 
-thread_local! {
-    static REGION: RefCell<Option<Region>> = const { RefCell::new(None) };
-    /// The thread is on its region now (a callback into DuckDB may come back into an entry).
-    static ON: Cell<bool> = const { Cell::new(false) };
+/// Free regions of one size, in slots a thread claims by swapping the pointer out (no lock, and
+/// no two threads ever get the same region). At most `keep` are kept; more are unmapped.
+struct Pool {
+    bytes: usize,
+    keep: usize,
+    slots: [AtomicPtr<Region>; 16],
 }
 
-fn reserve() -> Option<Region> {
-    let len = REGION_BYTES;
+impl Pool {
+    const fn new(bytes: usize, keep: usize) -> Pool {
+        Pool { bytes, keep, slots: [const { AtomicPtr::new(std::ptr::null_mut()) }; 16] }
+    }
+
+    fn take(&self) -> Option<Box<Region>> {
+        for slot in &self.slots {
+            if slot.load(Ordering::Relaxed).is_null() {
+                continue;
+            }
+            let p = slot.swap(std::ptr::null_mut(), Ordering::AcqRel);
+            if !p.is_null() {
+                // SAFETY: every pointer in a slot came from `Box::into_raw` in `give`, and the
+                // swap made this thread its only owner.
+                return Some(unsafe { Box::from_raw(p) });
+            }
+        }
+        None
+    }
+
+    /// Keeps `r` for the next caller, or unmaps it when every slot is taken.
+    fn give(&self, r: Box<Region>) {
+        let p = Box::into_raw(r);
+        for slot in &self.slots[..self.keep] {
+            if slot.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                return;
+            }
+        }
+        // SAFETY: `p` came from `Box::into_raw` above and no slot took it.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
+/// 4 small regions kept free and 1 large one (1.6 GiB of address space at most): rewrites take
+/// microseconds, so more rarely run at once than the machine has cores, and what is kept free is
+/// address space (and, under strict overcommit, which ignores `MAP_NORESERVE`, commit charge)
+/// that DuckDB's own allocations cannot have. A burst of large work must not keep the address
+/// space a statement's region needs (`acquire` also unmaps every free region before it waits).
+static SMALL: Pool = Pool::new(SMALL_BYTES, 4);
+static LARGE: Pool = Pool::new(REGION_BYTES, 1);
+
+/// Unmaps every free region of both pools.
+fn trim() {
+    for pool in [&SMALL, &LARGE] {
+        while pool.take().is_some() {}
+    }
+}
+
+thread_local! {
+    /// The region the thread runs on now, `(base, len)` (`(0, 0)`: its own stack). A callback
+    /// into DuckDB may come back into an entry: it stays on the region when the room left is
+    /// enough.
+    static ON: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+fn reserve(len: usize) -> Option<Box<Region>> {
     // SAFETY: an anonymous private mapping at an address of the kernel's choosing; no memory of
     // ours is touched.
     let base = unsafe {
@@ -83,35 +167,65 @@ fn reserve() -> Option<Region> {
         unsafe { libc::munmap(base, len) };
         return None;
     }
-    Some(Region { base: base as *mut u8, len })
+    Some(Box::new(Region { base: base as *mut u8, len }))
 }
 
-/// Runs `work` on this thread's region (in place when already on it). A panic in `work` unwinds
-/// to the caller as it would have without the switch.
+/// A free region of `pool`'s size: one given back, a new mapping, or — when none can be mapped
+/// (an address-space limit, strict overcommit) — one given back while waiting, for at most
+/// `WAIT_LIMIT`.
+fn acquire(pool: &Pool) -> Option<Box<Region>> {
+    if let Some(r) = pool.take().or_else(|| reserve(pool.bytes)) {
+        return Some(r);
+    }
+    // The address space may be held by free regions (of the other size, or more of this one
+    // than a thread took back since): give them up before waiting.
+    trim();
+    let until = Instant::now() + WAIT_LIMIT;
+    let mut pause = Duration::from_micros(50);
+    while Instant::now() < until {
+        std::thread::sleep(pause);
+        if let Some(r) = pool.take().or_else(|| reserve(pool.bytes)) {
+            return Some(r);
+        }
+        pause = (pause * 2).min(Duration::from_millis(5));
+    }
+    None
+}
+
+/// Runs `work` on a region of the largest size (in place when already on one): for work whose
+/// stack need is not known. A panic in `work` unwinds to the caller as it would have without
+/// the switch.
 pub fn run<R>(work: impl FnOnce() -> R) -> Result<R, NoRoom> {
-    if ON.get() {
+    run_with(REGION_BYTES - GUARD_BYTES, work)
+}
+
+/// Runs `work` with at least `need` bytes of stack on a region: in place when the thread is on
+/// one with that much room left, else on a region of the smallest size that holds it.
+pub fn run_with<R>(need: usize, work: impl FnOnce() -> R) -> Result<R, NoRoom> {
+    let on = ON.get();
+    let here = std::hint::black_box(0u8);
+    if on.0 != 0 && (&here as *const u8 as usize).saturating_sub(on.0 + GUARD_BYTES) >= need {
         return Ok(work());
     }
-    let (base, len) = REGION.with_borrow_mut(|r| {
-        if r.is_none() {
-            *r = reserve();
-        }
-        r.as_ref().map(|r| (r.base, r.len))
-    })
-    .ok_or(NoRoom)?;
-    ON.set(true);
-    let top = base as usize + len;
-    // SAFETY: `base..base+len` is this thread's mapping, page-aligned (so aligned for the
-    // target's stack), used by no one else: only this thread runs on it, and not twice at once
-    // (`ON`). Its lowest pages are a guard. The callback does not unwind: `catch_unwind` stops
-    // any panic on the region, and it is resumed here, off it.
+    let pool = if need <= SMALL_BYTES - GUARD_BYTES { &SMALL } else { &LARGE };
+    if need > pool.bytes - GUARD_BYTES {
+        return Err(NoRoom);
+    }
+    let region = acquire(pool).ok_or(NoRoom)?;
+    let (base, len) = (region.base, region.len);
+    ON.set((base as usize, len));
+    // SAFETY: `base..base+len` is a mapping this thread alone holds (taken out of the pool or
+    // just made; no other thread can reach it until `give`), page-aligned (so aligned for the
+    // target's stack). Its lowest pages are a guard. The callback does not unwind:
+    // `catch_unwind` stops any panic on the region, and it is resumed here, off it.
     let outcome = unsafe { psm::on_stack(base, len, move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))) };
-    ON.set(false);
-    if went_deep(base, top) {
-        // SAFETY: the pages of this thread's region, which nothing runs on now; they read as
-        // zeros when touched again.
+    ON.set(on);
+    if went_deep(base, base as usize + len) {
+        // SAFETY: the pages of the region this thread holds, which nothing runs on now; they read
+        // as zeros when touched again.
         unsafe { libc::madvise(base.add(GUARD_BYTES) as *mut libc::c_void, len - GUARD_BYTES, libc::MADV_DONTNEED) };
     }
+    pool.give(region);
     outcome.map_err(|p| std::panic::resume_unwind(p))
 }
 
@@ -157,9 +271,9 @@ fn thread_stack() -> Option<(usize, usize)> {
 pub fn room() -> Option<(usize, usize)> {
     let marker = 0u8;
     let here = std::hint::black_box(&marker) as *const u8 as usize;
-    if ON.get() {
-        let base = REGION.with_borrow(|r| r.as_ref().map(|r| r.base as usize))?;
-        return Some((here.saturating_sub(base + GUARD_BYTES), REGION_BYTES - GUARD_BYTES));
+    let (base, len) = ON.get();
+    if base != 0 {
+        return Some((here.saturating_sub(base + GUARD_BYTES), len - GUARD_BYTES));
     }
     thread_stack().map(|(low, size)| (here.saturating_sub(low), size))
 }
@@ -172,6 +286,26 @@ fn went_deep(base: *mut u8, top: usize) -> bool {
     debug_assert!(probe > base as usize + GUARD_BYTES);
     // SAFETY: an aligned word inside the region's readable part, above the guard.
     unsafe { std::ptr::read_volatile(probe as *const usize) != 0 }
+}
+
+/// How much of a fresh region's stack `work` touched (a region of its own, mapped for this call
+/// and never pooled: its pages read zero until touched). For the measurements of spec 012.
+#[cfg(test)]
+pub(crate) fn measure<R>(work: impl FnOnce() -> R) -> (R, usize) {
+    let region = reserve(REGION_BYTES).expect("a region for the measurement");
+    let (base, len) = (region.base, region.len);
+    let on = ON.get();
+    ON.set((base as usize, len));
+    // SAFETY: as in `run_with`: a mapping this thread alone holds.
+    let outcome = unsafe { psm::on_stack(base, len, move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))) };
+    ON.set(on);
+    let words = (len - GUARD_BYTES) / std::mem::size_of::<usize>();
+    // SAFETY: the readable part of the region, which nothing runs on now.
+    let used = unsafe {
+        let first = base.add(GUARD_BYTES) as *const usize;
+        (0..words).find(|&i| std::ptr::read_volatile(first.add(i)) != 0).map_or(0, |i| (words - i) * std::mem::size_of::<usize>())
+    };
+    (outcome.unwrap_or_else(|p| std::panic::resume_unwind(p)), used)
 }
 
 #[cfg(test)]
@@ -204,8 +338,22 @@ mod tests {
         assert_eq!(run(|| run(|| 7).unwrap()).unwrap(), 7);
         assert!(std::panic::catch_unwind(|| run(|| panic!("inside")).unwrap()).is_err());
         // the thread can still switch after a panic
-        assert_eq!(run(|| ON.get()).unwrap(), true);
-        assert!(!ON.get());
+        assert!(run(|| ON.get().0 != 0).unwrap());
+        assert_eq!(ON.get(), (0, 0));
+    }
+
+    /// A nested run that needs more than the region it is on has left moves to a larger one,
+    /// and comes back.
+    #[test]
+    fn a_nested_run_that_needs_more_room_moves_to_a_larger_region() {
+        let (outer, inner) = run_with(1 << 20, || {
+            let outer = ON.get().0;
+            (outer, run_with(SMALL_BYTES, || ON.get().0).unwrap())
+        })
+        .unwrap();
+        assert_ne!(outer, 0);
+        assert_ne!(inner, outer, "a small region cannot give SMALL_BYTES of room: a large one is taken");
+        assert_eq!(run_with(1 << 20, || run_with(1 << 10, || ON.get()).unwrap() == ON.get()).unwrap(), true);
     }
 
     fn room_at(n: usize) -> usize {
@@ -234,11 +382,43 @@ mod tests {
         let (left, size) = run(|| room().unwrap()).unwrap();
         assert_eq!(size, REGION_BYTES - GUARD_BYTES);
         assert!(left > size - (1 << 20) && left < size, "{left}");
+        // on a statement's region: that region's size
+        let (left, size) = run_with(1 << 20, || room().unwrap()).unwrap();
+        assert_eq!(size, SMALL_BYTES - GUARD_BYTES);
+        assert!(left > size - (1 << 20) && left < size, "{left}");
     }
 
     #[test]
     fn a_long_text_does_not_fit() {
         assert!(fits(4_096));
         assert!(!fits(usize::MAX / 2));
+        assert!(run_with(REGION_BYTES, || ()).is_err(), "nothing holds more than the largest region");
+    }
+
+    /// Threads share the regions, never two threads on one region at once.
+    #[test]
+    fn threads_share_regions_one_at_a_time() {
+        use std::collections::HashSet;
+        use std::sync::{Arc, Mutex};
+        let in_use: Arc<Mutex<HashSet<usize>>> = Arc::default();
+        let threads: Vec<_> = (0..32)
+            .map(|_| {
+                let in_use = Arc::clone(&in_use);
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        run_with(1 << 20, || {
+                            let base = ON.get().0;
+                            assert!(in_use.lock().unwrap().insert(base), "two threads on one region");
+                            std::thread::yield_now();
+                            in_use.lock().unwrap().remove(&base);
+                        })
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
     }
 }

@@ -107,6 +107,7 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
         Command::RevokeSchema { catalog, schema, role } => schemas::revoke_schema(policy, catalog, schema, role),
         Command::GrantAdmin { role, scope } => super::roles::grant_admin(policy, role, *scope),
         Command::RevokeAdmin { role } => super::roles::revoke_admin(policy, role),
+        Command::ResourceGroup(g) => super::resource_groups::apply(policy, g),
         // Runs alone, as its own table function (`engine::admin::batch`).
         Command::CheckCatalog { .. } => Err(AclError::from(crate::error::StatementNotPermitted::CheckAlone)),
     }?;

@@ -15,6 +15,9 @@ impl P<'_> {
         if self.p.peek_keyword(Keyword::FUNCTION) {
             return self.function_grant(Some(Access::Grant));
         }
+        if self.resource() {
+            return self.grant_resource_group(true);
+        }
         if self.kw(Keyword::CATALOG) {
             let catalog = self.one_part("a catalog name")?;
             let role = self.role_after(Keyword::TO, "TO")?;
@@ -131,6 +134,9 @@ impl P<'_> {
         if self.p.peek_keyword(Keyword::FUNCTION) {
             return self.function_grant(None);
         }
+        if self.resource() {
+            return self.grant_resource_group(false);
+        }
         if self.kw(Keyword::CATALOG) {
             let catalog = self.one_part("a catalog name")?;
             let role = self.role_after(Keyword::FROM, "FROM")?;
@@ -165,7 +171,7 @@ impl P<'_> {
 
     /// GRANT/REVOKE targets of the surface that are not implemented yet.
     fn refuse_targets<T>(&mut self, verb: &str) -> Result<T> {
-        for (k, w) in [(Keyword::FUNCTION, "FUNCTION"), (Keyword::RESOURCE, "RESOURCE GROUP")] {
+        for (k, w) in [(Keyword::FUNCTION, "FUNCTION")] {
             if self.p.peek_keyword(k) {
                 return self.unsupported(&format!("{verb} {w}"));
             }

@@ -19,6 +19,7 @@ mod objects;
 mod parse;
 pub mod policy_sql;
 mod references;
+pub mod resource_groups;
 mod roles;
 mod schemas;
 pub mod scope;
@@ -283,6 +284,8 @@ pub enum Command {
     CheckCatalog {
         catalog: String,
     },
+    /// `CREATE|ALTER|DROP RESOURCE GROUP`, `GRANT|REVOKE RESOURCE GROUP g TO|FROM ROLE r`.
+    ResourceGroup(resource_groups::GroupCommand),
 }
 
 /// What an `ExpandSchema` does.
@@ -379,12 +382,12 @@ pub fn is_management(sql: &str) -> bool {
         // FUNCTION CATEGORY only: ALTER FUNCTION alone is not ours.
         Keyword::ALTER => {
             let k = next();
-            object(&k) || k.0 == Keyword::GRANT || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
+            object(&k) || k.0 == Keyword::GRANT || k.1 == "RESOURCE" || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
         // FUNCTION CATEGORY only: CREATE/DROP FUNCTION alone is DuckDB's macro statement.
         Keyword::DROP => {
             let k = next();
-            object(&k) || k.1 == "MAP" || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
+            object(&k) || k.1 == "MAP" || k.1 == "RESOURCE" || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
         Keyword::CREATE => {
             let mut k = next();
@@ -394,7 +397,7 @@ pub fn is_management(sql: &str) -> bool {
                 }
                 k = next();
             }
-            object(&k) || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
+            object(&k) || k.1 == "RESOURCE" || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
         Keyword::ADD => matches!(next().0, Keyword::TABLE | Keyword::VIEW | Keyword::SCALAR),
         Keyword::COMMENT => next().0 == Keyword::ON && next().0 == Keyword::VIRTUAL,
@@ -450,6 +453,11 @@ mod tests {
             "COMMENT ON VIRTUAL TABLE c.t IS 'x'",
             "MAP GROUP 'g' FROM ISSUER 'i' TO ROLE r",
             "DROP MAP CLAIM 'g' FROM ISSUER 'i'",
+            "CREATE RESOURCE GROUP g (max_sessions = 2)",
+            "create or replace resource group g",
+            "ALTER RESOURCE GROUP g SET (max_sessions = 3)",
+            "DROP RESOURCE GROUP IF EXISTS g",
+            "GRANT RESOURCE GROUP g TO ROLE r",
         ] {
             assert!(is_management(s), "{s}");
         }

@@ -128,6 +128,9 @@ impl<'a> P<'a> {
         if self.p.peek_keyword(Keyword::FUNCTION) {
             return self.alter_function_category();
         }
+        if self.resource() {
+            return self.alter_resource_group();
+        }
         self.err("VIRTUAL, ROLE, ISSUER, GRANT or FUNCTION CATEGORY")
     }
 
@@ -175,6 +178,9 @@ impl<'a> P<'a> {
         }
         if self.p.peek_keyword(Keyword::FUNCTION) {
             return self.create_function_category(or_replace);
+        }
+        if self.resource() {
+            return self.create_resource_group(or_replace);
         }
         self.err("VIRTUAL, ROLE, ISSUER or FUNCTION CATEGORY")
     }
@@ -226,6 +232,9 @@ impl<'a> P<'a> {
         }
         if self.word("issuer") {
             return self.drop_issuer();
+        }
+        if self.resource() {
+            return self.drop_resource_group();
         }
         if self.p.peek_keyword(Keyword::FUNCTION) {
             return self.drop_function_category();

@@ -383,7 +383,6 @@ fn out_of_scope_forms_are_not_supported_yet() {
             "EXPIRES in GRANT CATALOG",
         ),
         ("GRANT SCHEMA c.s TO ROLE r RLS (a = 1)", "RLS in GRANT SCHEMA"),
-        ("GRANT RESOURCE GROUP g TO ROLE r", "GRANT RESOURCE GROUP"),
     ] {
         assert_eq!(syntax(sql), format!("{what} is not supported yet"), "{sql}");
     }

@@ -184,6 +184,8 @@ pub fn needs(cmd: &Command) -> (Need, &'static str) {
         },
         Command::GrantAdmin { .. } => (Need::Passthrough, "GRANT ADMIN"),
         Command::RevokeAdmin { .. } => (Need::Passthrough, "REVOKE ADMIN"),
+        // Sessions' capacity is the node's: global manage, as issuers and claim maps.
+        Command::ResourceGroup(g) => (Need::Global, g.verb()),
         // Reading what drifted in c (physical detail included) is c's administration.
         Command::CheckCatalog { catalog } => (on(catalog), "CHECK VIRTUAL CATALOG"),
     }
@@ -218,6 +220,8 @@ pub fn target(cmd: &Command) -> Option<Target<'_>> {
         | Command::AlterRoleClaims { name: r, .. }
         | Command::CreateRoleWithClaims { name: r, .. } => role(r),
         Command::UnmapClaim { role: r, .. } => r.as_ref().and_then(role),
+        // A role's groups are its sessions' capacity: no self-grant of a more generous one.
+        Command::ResourceGroup(g) => g.role().map(Target::Role),
         Command::Function(FnCommand::Grant { grantee, .. } | FnCommand::Revoke { grantee, .. }) => match grantee {
             Grantee::AllRoles => Some(Target::AllRoles),
             Grantee::Role(r) => role(r),

@@ -16,7 +16,17 @@ use std::sync::Arc;
 
 /// Who runs a management batch: anonymous `ACL ADMIN` (`None`), or a principal after its prefix
 /// (`ACL ROLE "r" ACL …`), as the prefix said and as it was judged when the batch was parsed.
-pub type RunAs<'a> = Option<(&'a Prefix, &'a Principal)>;
+pub type RunAs<'a> = Option<Runner<'a>>;
+
+/// A principal running a management batch: its prefix, the principal it was judged to be, and
+/// (under `ACL SESSION`) the session's operator id, which the batch's call names instead of the
+/// handle (`acl_exec_as('session', '<id>', …)`).
+#[derive(Clone, Copy)]
+pub struct Runner<'a> {
+    pub prefix: &'a Prefix,
+    pub principal: &'a Principal,
+    pub session: u64,
+}
 
 /// A management batch: each statement is parsed now (syntax errors now, not at execution),
 /// judged against the runner's scope (spec 007), and the statements that validate the policy SQL
@@ -33,7 +43,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     }
     match who {
         None => anonymous_allowed(state, settings)?,
-        Some((_, principal)) => drop(Held::of_existing(policy, &principal.roles)?),
+        Some(r) => drop(Held::of_existing(policy, &r.principal.roles)?),
     }
     let store = state.store();
     let mut sql = Vec::with_capacity(statements.len() + 1);
@@ -41,7 +51,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     // one failed (then the batch fails when it runs, and nothing after it needs checking).
     let mut dry: Option<Policy> = None;
     let mut checking = true;
-    let held = who.map(|(_, principal)| Held::of(policy, &principal.roles));
+    let held = who.map(|r| Held::of(policy, &r.principal.roles));
     for s in statements {
         if !crate::admin::is_management(s) {
             return Err(AclError::from(match who {
@@ -55,10 +65,10 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             if statements.len() != 1 {
                 return Err(StatementNotPermitted::CheckAlone.into());
             }
-            if let Some((_, principal)) = who {
-                scope::check(&Held::of(policy, &principal.roles), &principal.label, &cmd)?;
+            if let Some(r) = who {
+                scope::check(&Held::of(policy, &r.principal.roles), &r.principal.label, &cmd)?;
             }
-            return Ok(Output { sql: check_call(catalog, who.map(|(prefix, _)| prefix))?, ..management_output(policy, 1) });
+            return Ok(Output { sql: check_call(catalog, who)?, ..management_output(policy, 1) });
         }
         if let Some(store) = &store {
             crate::store::guard::check_command(store.location(), &store.describe(), &cmd)?;
@@ -67,8 +77,8 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             continue;
         }
         let now = dry.as_ref().unwrap_or(policy);
-        if let Some((_, principal)) = who {
-            scope::check(&Held::of(now, &principal.roles), &principal.label, &cmd)?;
+        if let Some(r) = who {
+            scope::check(&Held::of(now, &r.principal.roles), &r.principal.label, &cmd)?;
         }
         let checks = crate::admin::validate::checks(now, &cmd)?;
         let next = dry.get_or_insert_with(|| policy.clone());
@@ -96,7 +106,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     if let Some(after) = dry.as_ref().filter(|_| !state.faults.unchecked_policy_sql) {
         crate::admin::policy_sql::check_batch(policy, after, held.as_ref())?;
     }
-    sql.push(admin_call(statements, who.map(|(prefix, _)| prefix))?);
+    sql.push(admin_call(statements, who)?);
     Ok(Output { sql: sql.join(";\n"), ..management_output(policy, sql.len()) })
 }
 
@@ -113,6 +123,7 @@ fn management_output(policy: &Policy, n: usize) -> Output {
         checks: vec![None; n],
         version: policy.version,
         expires: 0,
+        session: 0,
         reuse: None,
         principal: String::new(),
         native: false,
@@ -121,13 +132,39 @@ fn management_output(policy: &Policy, n: usize) -> Output {
 
 /// `CHECK VIRTUAL CATALOG c` as the table function that answers it: `acl_check_catalog_of` for
 /// the gateway, `acl_check_catalog_as` for a principal (judged again when it runs).
-fn check_call(catalog: &str, who: Option<&Prefix>) -> Result<String> {
+fn check_call(catalog: &str, who: RunAs<'_>) -> Result<String> {
     let c = crate::sqltext::literal(catalog);
     Ok(match who {
         None => format!("SELECT * FROM acl_check_catalog_of({c})"),
-        Some(Prefix::Role(role)) => format!("SELECT * FROM acl_check_catalog_as('role', {}, {c})", crate::sqltext::literal(role)),
-        Some(Prefix::Token(jwt)) => format!("SELECT * FROM acl_check_catalog_as('token', {}, {c})", crate::sqltext::literal(jwt)),
-        Some(Prefix::Admin | Prefix::Session(_)) => return Err(AclError::internal("a management batch under this prefix")),
+        Some(r) => format!("SELECT * FROM acl_check_catalog_as({}, {c})", runner_args(r)?),
+    })
+}
+
+/// The prefix a management call names (`runner_args` wrote it): `'role', 'r'`, `'token',
+/// '<jwt>'`, or `'session', '<id>'` — the session's handle, found by its id, then judged as every
+/// statement of the session is (live, not idle, its token's `exp` under `every_use`).
+pub fn runner_prefix(state: &State, kind: Option<&str>, who: String) -> Result<Prefix> {
+    match kind {
+        Some("role") => Ok(Prefix::Role(who)),
+        Some("token") => Ok(Prefix::Token(who)),
+        Some("session") => {
+            let id = who.parse::<u64>().map_err(|_| AclError::SessionRefused { reason: crate::error::SessionReason::Unknown })?;
+            Ok(Prefix::Session(state.sessions.handle_of(id)?.expose().to_string()))
+        }
+        // Nothing else is written by a batch: refused, never anonymous.
+        _ => Err(AclError::internal("a management call names no principal")),
+    }
+}
+
+/// A runner as the first two arguments of `acl_exec_as`/`acl_check_catalog_as`: `'role', 'r'`,
+/// `'token', '<jwt>'`, or `'session', '<id>'` — never a session's handle, which must not reach
+/// any text DuckDB keeps (a prepared statement's, the query log's).
+fn runner_args(r: Runner<'_>) -> Result<String> {
+    Ok(match r.prefix {
+        Prefix::Role(role) => format!("'role', {}", crate::sqltext::literal(role)),
+        Prefix::Token(jwt) => format!("'token', {}", crate::sqltext::literal(jwt)),
+        Prefix::Session(_) if r.session != 0 => format!("'session', '{}'", r.session),
+        Prefix::Admin | Prefix::Session(_) => return Err(AclError::internal("a management batch under this prefix")),
     })
 }
 
@@ -165,6 +202,7 @@ pub fn native(policy: &Policy, principal: &Principal, statements: &[&str]) -> Re
         checks: vec![None; statements.len()],
         version: policy.version,
         expires: 0,
+        session: 0,
         reuse: None,
         principal: String::new(),
         native: true,
@@ -183,7 +221,7 @@ fn anonymous_allowed(state: &State, settings: &Settings) -> Result<()> {
 /// Management statements run when DuckDB executes the batch (after its validation statements),
 /// through the extension's `acl_exec` table function (`acl_exec_as` for a principal, which names
 /// it): one statement as text, several as a list, all applied in one transaction.
-fn admin_call(statements: &[&str], who: Option<&Prefix>) -> Result<String> {
+fn admin_call(statements: &[&str], who: RunAs<'_>) -> Result<String> {
     let quoted = |s: &&str| crate::sqltext::literal(s);
     let list = match statements {
         [one] => quoted(one),
@@ -193,9 +231,7 @@ fn admin_call(statements: &[&str], who: Option<&Prefix>) -> Result<String> {
     };
     Ok(match who {
         None => format!("SELECT * FROM acl_exec({list})"),
-        Some(Prefix::Role(role)) => format!("SELECT * FROM acl_exec_as('role', {}, {list})", crate::sqltext::literal(role)),
-        Some(Prefix::Token(jwt)) => format!("SELECT * FROM acl_exec_as('token', {}, {list})", crate::sqltext::literal(jwt)),
-        Some(Prefix::Admin | Prefix::Session(_)) => return Err(AclError::internal("a management batch under this prefix")),
+        Some(r) => format!("SELECT * FROM acl_exec_as({}, {list})", runner_args(r)?),
     })
 }
 

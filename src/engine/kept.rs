@@ -31,8 +31,9 @@ impl Default for BatchCache {
 #[derive(Debug)]
 pub struct BatchEntry {
     pub version: u64,
-    /// The JWT of an `ACL TOKEN` batch, judged again on each hit.
-    pub token: Option<String>,
+    /// What the batch's principal came from, judged again on each hit (a token verified again, a
+    /// session still live).
+    pub credential: super::Credential,
     /// The principal's roles and claims when the batch was rewritten.
     pub who: String,
     pub output: super::Output,
@@ -100,7 +101,7 @@ impl BatchCache {
             return None;
         }
         let size = query.len()
-            + entry.token.as_ref().map_or(0, String::len)
+            + entry.credential.bytes()
             + entry.who.len()
             + entry.output.sql.len() * (1 + HOST_PARSE_PER_BYTE)
             + entry.output.names.len()
@@ -116,13 +117,16 @@ impl BatchCache {
 
 /// The kept rewrite of `query` (a whole batch, prefix included), if one holds now.
 pub fn lookup(state: &super::State, query: &str, settings: &Settings) -> Option<Arc<BatchEntry>> {
-    batch_cached(&state.policy(), &state.tokens, &state.batches, settings, query)
+    batch_cached(&state.policy(), &state.tokens, &state.sessions, &state.batches, settings, query)
 }
 
-/// The cached rewrite of `query` (a whole batch, prefix included), if one holds now.
+/// The cached rewrite of `query` (a whole batch, prefix included), if one holds now. A batch
+/// under `ACL SESSION` is kept under its full text, handle included: only that session's
+/// statements ever find it.
 pub fn batch_cached(
     policy: &Policy,
     tokens: &crate::auth::TokenCache,
+    sessions: &super::sessions::Sessions,
     batches: &BatchCache,
     settings: &Settings,
     query: &str,
@@ -131,7 +135,7 @@ pub fn batch_cached(
     if !fits(entry.output.sql.len(), settings) {
         return None; // the full path refuses it
     }
-    still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who).then_some(entry)
+    still_holds(policy, tokens, sessions, settings, entry.version, &entry.credential, &entry.who).then_some(entry)
 }
 
 #[cfg(test)]
@@ -141,15 +145,16 @@ mod tests {
     #[test]
     fn a_batch_holds_for_its_policy_version_only() {
         let batches = BatchCache::default();
-        let output = super::super::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None, principal: String::new(), expires: 0, native: false };
-        batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, token: None, who: "r".into(), output, parsed: Default::default() });
+        let output = super::super::Output { sql: "SELECT 1".into(), statements: 1, names: String::new(), checks: Vec::new(), version: 7, reuse: None, principal: String::new(), expires: 0, session: 0, native: false };
+        batches.insert("ACL ROLE r SELECT 1", BatchEntry { version: 7, credential: super::super::Credential::Role, who: "r".into(), output, parsed: Default::default() });
         let mut policy = crate::policy::Policy { version: 7, ..Default::default() };
         let tokens = crate::auth::TokenCache::default();
+        let sessions = crate::engine::sessions::Sessions::default();
         let settings = crate::rewrite::Settings::default();
-        let hit = batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1");
+        let hit = batch_cached(&policy, &tokens, &sessions, &batches, &settings, "ACL ROLE r SELECT 1");
         assert_eq!(hit.map(|e| e.output.sql.clone()).as_deref(), Some("SELECT 1"));
-        assert!(batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 2").is_none());
+        assert!(batch_cached(&policy, &tokens, &sessions, &batches, &settings, "ACL ROLE r SELECT 2").is_none());
         policy.version = 8;
-        assert!(batch_cached(&policy, &tokens, &batches, &settings, "ACL ROLE r SELECT 1").is_none());
+        assert!(batch_cached(&policy, &tokens, &sessions, &batches, &settings, "ACL ROLE r SELECT 1").is_none());
     }
 }

@@ -39,12 +39,53 @@ pub const LISTINGS: &[Listing] = &[
     table_listing!("acl_object_grants", layout::OBJECT_GRANTS),
     table_listing!("acl_schema_grants", layout::SCHEMA_GRANTS),
     table_listing!("acl_admins", layout::ADMINS),
+    table_listing!("acl_resource_groups", layout::RESOURCE_GROUPS),
+    table_listing!("acl_resource_group_grants", layout::RESOURCE_GROUP_GRANTS),
     Listing { name: "acl_issuers", columns: ISSUER_COLUMNS, rows: issuer_rows },
     table_listing!("acl_role_mappings", layout::CLAIM_MAPS),
     table_listing!("acl_function_grants", layout::FUNCTION_GRANTS),
     table_listing!("acl_functions", layout::VIRTUAL_FUNCTIONS),
     Listing { name: "acl_function_categories", columns: CATEGORY_COLUMNS, rows: |s| function_categories(&s.policy()) },
+    Listing { name: "acl_sessions", columns: SESSION_COLUMNS, rows: session_rows },
 ];
+
+/// `acl_sessions()` (spec 017): one row per live session. `id` is the operator's name for it
+/// (`acl_session_kill(id)`); the handle is never listed. `groups`: the resource groups it was
+/// opened under (its roles' at open).
+const SESSION_COLUMNS: &[(&str, Ty)] = &[
+    ("id", Ty::Int),
+    ("subject", Ty::Text),
+    ("roles", Ty::Text),
+    ("door", Ty::Text),
+    ("opened", Ty::Time),
+    ("last_used", Ty::Time),
+    ("idle_seconds", Ty::Int),
+    ("expires_at", Ty::Time),
+    ("groups", Ty::Text),
+];
+
+fn session_rows(state: &State) -> Vec<Row> {
+    let micros = |ms: i64| Some(ms.saturating_mul(1000).to_string());
+    state
+        .sessions
+        .list(crate::rewrite::DEFAULT_CLOCK_SKEW)
+        .into_iter()
+        .map(|l| {
+            let s = &l.session;
+            vec![
+                Some(s.id.to_string()),
+                s.subject.clone(),
+                Some(s.principal.roles.join(",")),
+                Some(s.door.clone()),
+                micros(s.opened_ms),
+                micros(s.last_used_ms()),
+                Some(l.idle_seconds.to_string()),
+                micros(s.exp.saturating_mul(1000)),
+                Some(s.groups.join(",")),
+            ]
+        })
+        .collect()
+}
 
 const STATUS_COLUMNS: &[(&str, Ty)] = &[
     ("mode", Ty::Text),

@@ -5,8 +5,8 @@
 //! 1. `kept::lookup`     — a batch seen before under the same policy (and a token still valid for
 //!                         the same principal): its rewrite, without tokenizing;
 //! 2. `tokens::lex`      — sqlparser's tokens, or DuckDB's (`Tokenize::tokens`) for a text
-//!                         sqlparser cannot tokenize; the rest runs on the thread's large stack
-//!                         (`stack::run`), and a text too long for it is refused;
+//!                         sqlparser cannot tokenize; the rest runs on a stack region sized for
+//!                         the text (`stack::run_with`), and a text too long for any is refused;
 //! 3. `prefix::split`    — the prefix and the statements it covers, or not ours;
 //! 4. `shapes`           — the same statement with other numbers, rewritten before (spec 012);
 //! 5. `batch`            — by prefix: `admin::batch` (management), or `principal::of` (who) and
@@ -23,6 +23,7 @@ mod principal;
 mod shapes;
 pub mod listings;
 pub mod nesting;
+pub mod sessions;
 pub mod source;
 mod state;
 mod tokens;
@@ -31,7 +32,7 @@ pub mod watch;
 
 pub use admin::Commands;
 pub use kept::{BatchCache, BatchEntry, HostParse};
-pub use principal::owner;
+pub use principal::{owner, Credential};
 pub use shapes::{Shape, ShapeCache, ShapeParse, ShapeUse, Substitution};
 pub use state::{live_states, HostDb, State, Writer};
 
@@ -99,6 +100,9 @@ pub struct Rewritten {
     pub version: u64,
     /// Unix seconds after which the statements must not run (a token's `exp`); 0: no limit.
     pub expires: i64,
+    /// The session the statements run under (its operator id; 0: none): they run only while it
+    /// is live.
+    pub session: u64,
     /// Who owns a transaction the batch begins (`owner`); empty for `ACL ADMIN`.
     pub principal: String,
     /// `ACL NATIVE`: the statements are unchecked (`checks` all `None`) but hold only under the
@@ -132,9 +136,10 @@ pub fn rewrite(state: &State, query: &str, settings: &Settings, tokenize: &dyn T
     if tokens.len() > MAX_TOKENS || !crate::stack::fits(tokens.len()) {
         return Outcome::Refused(AclError::from(crate::error::TooLarge::Statement));
     }
-    // Every tree of the rewrite lives on the thread's large stack (`stack`): sqlparser does not
-    // probe for room.
-    crate::stack::run(|| fresh(state, query, &tokens, lexed, settings, tokenize)).unwrap_or_else(|_| Outcome::Refused(no_room()))
+    // Every tree of the rewrite lives on a stack region sized for the text (`stack`): sqlparser
+    // does not probe for room.
+    crate::stack::run_with(crate::stack::statement_need(tokens.len()), || fresh(state, query, &tokens, lexed, settings, tokenize))
+        .unwrap_or_else(|_| Outcome::Refused(no_room()))
 }
 
 /// A batch not in the batch cache, from its tokens on (and sqlparser's, when it made them).
@@ -143,7 +148,7 @@ fn fresh(state: &State, query: &str, tokens: &[Token], lexed: Option<tokens::Lex
         let Some(batch) = prefix::split(query, tokens)? else { return Ok(None) };
         let policy = state.policy();
         let shape = Shape::of(query, tokens, &batch);
-        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, settings, s));
+        let reused = shape.as_ref().and_then(|s| state.shapes.apply(&policy, &state.tokens, &state.sessions, settings, s));
         let (output, used) = match reused {
             Some((output, used)) => (output, Some(used)),
             None => {
@@ -188,25 +193,31 @@ fn batch_with(
     let who = principal::of(state, policy, &batch.prefix, settings)?;
     match batch.mode {
         Mode::Sql => {}
-        Mode::Management => return admin::batch(state, policy, settings, &batch.statements, Some((&batch.prefix, &who.principal))),
+        Mode::Management => {
+            let runner = admin::Runner { prefix: &batch.prefix, principal: &who.principal, session: who.credential.session_id() };
+            return admin::batch(state, policy, settings, &batch.statements, Some(runner));
+        }
         Mode::Native => {
             let mut out = admin::native(policy, &who.principal, &batch.statements)?;
-            out.expires = expires(who.exp);
-            out.principal = state.owners.of(&batch.prefix);
+            out.expires = expires(who.token_exp());
+            out.session = who.credential.session_id();
+            out.principal = principal::owner_of(state, &batch.prefix, &who);
             return Ok(out);
         }
     }
     let host = Host(tokenize);
     let done = rewrite::principal_batch(policy, &state.rewrites, &who.principal, who.exp, &batch.statements, sql_tokens, settings, &host)?;
+    let principal = principal::owner_of(state, &batch.prefix, &who);
     Ok(Output {
         sql: done.sql,
         statements: batch.statements.len(),
         names: done.names,
         checks: done.checks,
         version: policy.version,
-        expires: expires(who.exp),
-        reuse: Some(Reuse { token: who.token, who: done.who }),
-        principal: state.owners.of(&batch.prefix),
+        expires: expires(who.token_exp()),
+        session: who.credential.session_id(),
+        reuse: Some(Reuse { credential: who.credential, who: done.who }),
+        principal,
         native: false,
     })
 }
@@ -222,7 +233,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
     let kept = out.reuse.as_ref().and_then(|reuse| {
         let entry = BatchEntry {
             version: policy.version,
-            token: reuse.token.clone(),
+            credential: reuse.credential.clone(),
             who: reuse.who.clone(),
             output: Output {
                 sql: out.sql.clone(),
@@ -231,6 +242,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
                 checks: out.checks.clone(),
                 version: out.version,
                 expires: out.expires,
+                session: out.session,
                 reuse: None,
                 principal: out.principal.clone(),
                 native: out.native,
@@ -246,6 +258,7 @@ fn keep(state: &State, query: &str, policy: &Policy, out: Output) -> Rewritten {
         checks: out.checks,
         version: out.version,
         expires: out.expires,
+        session: out.session,
         principal: out.principal,
         native: out.native,
         kept,
@@ -265,6 +278,7 @@ impl Rewritten {
             checks: o.checks.clone(),
             version: o.version,
             expires: o.expires,
+            session: o.session,
             principal: o.principal.clone(),
             native: o.native,
             kept: Some(entry),
@@ -315,6 +329,8 @@ pub struct Output {
     /// Unix seconds after which the batch's statements must not run (the `exp` of the token it
     /// was decided under; the shim applies `acl_jwt_clock_skew`); 0: no such limit.
     pub expires: i64,
+    /// The session the batch was decided under (operator id; 0: none).
+    pub session: u64,
     /// Under a principal: what a `BatchCache` entry for this batch must record.
     pub reuse: Option<Reuse>,
     /// Who owns a transaction this batch begins (`owner`); empty for `ACL ADMIN`.
@@ -326,12 +342,16 @@ pub struct Output {
 /// How a rewritten batch may be reused (see `BatchCache`).
 #[derive(Debug, PartialEq, Eq, Clone)]
 pub struct Reuse {
-    pub token: Option<String>,
+    pub credential: Credential,
     pub who: String,
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod session_tests;
+#[cfg(test)]
+mod stack_tests;
 #[cfg(test)]
 mod txn_tests;
 #[cfg(test)]

@@ -6,45 +6,121 @@ use crate::error::{AclError, Result};
 use crate::policy::Policy;
 use crate::prefix::Prefix;
 use crate::rewrite::{who, Settings};
+use super::sessions::Session;
+use std::sync::Arc;
 
-/// A principal, and the token it came from (with its `exp`), if any.
+/// A principal, and what it came from: a role, a token (with its `exp`) or a session.
 pub struct Who {
     pub principal: Principal,
+    /// What a view the batch creates must not outlive: a token's `exp` (a session's under
+    /// `every_use`).
     pub exp: Option<i64>,
-    pub token: Option<String>,
+    pub credential: Credential,
+}
+
+impl Who {
+    /// The `exp` a batch's statements must not outlive: a token's only. A session's statements
+    /// hold while the session is live (their tag names it), whatever the binding.
+    pub fn token_exp(&self) -> Option<i64> {
+        match self.credential {
+            Credential::Token(_) => self.exp,
+            _ => None,
+        }
+    }
+}
+
+/// What a kept rewrite must judge again before it is reused: nothing for `ACL ROLE`, the token
+/// (verified again), or the session (still live, and used now).
+#[derive(Debug, Clone)]
+pub enum Credential {
+    Role,
+    Token(String),
+    Session(Arc<Session>),
+}
+
+impl PartialEq for Credential {
+    fn eq(&self, other: &Credential) -> bool {
+        match (self, other) {
+            (Credential::Role, Credential::Role) => true,
+            (Credential::Token(a), Credential::Token(b)) => a == b,
+            (Credential::Session(a), Credential::Session(b)) => a.id == b.id,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Credential {}
+
+impl Credential {
+    /// Bytes it keeps alive in a cache entry.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Credential::Token(jwt) => jwt.len(),
+            _ => 0,
+        }
+    }
+
+    /// The session a batch runs under (its tag carries the id), 0 for none.
+    pub fn session_id(&self) -> u64 {
+        match self {
+            Credential::Session(s) => s.id,
+            _ => 0,
+        }
+    }
 }
 
 /// The principal of a batch's prefix (`ACL ADMIN` has none: management goes elsewhere).
 pub fn of(state: &super::State, policy: &Policy, prefix: &Prefix, settings: &Settings) -> Result<Who> {
     match prefix {
-        Prefix::Role(role) => Ok(Who { principal: Principal::role(role), exp: None, token: None }),
+        Prefix::Role(role) => Ok(Who { principal: Principal::role(role), exp: None, credential: Credential::Role }),
         Prefix::Token(jwt) => {
             let (principal, exp) = state.tokens.verified(policy, jwt, now_unix()?, settings.clock_skew, settings.key_times)?;
-            Ok(Who { principal, exp: Some(exp), token: Some(jwt.clone()) })
+            Ok(Who { principal, exp: Some(exp), credential: Credential::Token(jwt.clone()) })
         }
-        Prefix::Session(_) => Err(AclError::from(crate::error::StatementNotPermitted::Session)),
+        Prefix::Session(handle) => {
+            let session = state.sessions.enter(handle, settings.clock_skew)?;
+            // Under `connect` the token's exp ended its judging at open: views live as a role's.
+            let exp = state.sessions.every_use().then_some(session.exp);
+            Ok(Who { principal: session.principal.clone(), exp, credential: Credential::Session(session) })
+        }
         Prefix::Admin => Err(AclError::internal("a management batch has no principal")),
     }
 }
 
-/// Does a rewrite decided under `version` for `who` (from `token`, if any) hold now: the same
-/// policy version, and a token that is still valid and still denotes the same roles and claims?
+/// Does a rewrite decided under `version` for `who` (from `credential`) hold now: the same
+/// policy version, and a token that is still valid and still denotes the same roles and claims,
+/// or a session still live (used by this statement)?
 pub(crate) fn still_holds(
     policy: &Policy,
     tokens: &crate::auth::TokenCache,
+    sessions: &super::sessions::Sessions,
     settings: &Settings,
     version: u64,
-    token: Option<&str>,
+    credential: &Credential,
     who_then: &str,
 ) -> bool {
     if version != policy.version {
         return false;
     }
-    let Some(jwt) = token else { return true };
-    let Ok(now) = now_unix() else { return false };
-    match tokens.principal(policy, jwt, now, settings.clock_skew, settings.key_times) {
-        Ok(principal) => who(&principal) == who_then,
-        Err(_) => false,
+    match credential {
+        Credential::Role => true,
+        Credential::Token(jwt) => {
+            let Ok(now) = now_unix() else { return false };
+            match tokens.principal(policy, jwt, now, settings.clock_skew, settings.key_times) {
+                Ok(principal) => who(&principal) == who_then,
+                Err(_) => false,
+            }
+        }
+        // Its identity was fixed at open: only whether it still runs statements can change.
+        Credential::Session(s) => sessions.use_session(s, settings.clock_skew).is_ok(),
+    }
+}
+
+/// `owner` of the batch's principal: the prefix's (kept in `Owners`), or the session's own.
+pub fn owner_of(state: &super::State, prefix: &Prefix, who: &Who) -> String {
+    match &who.credential {
+        Credential::Session(s) => s.owner.clone(),
+        _ => state.owners.of(prefix),
     }
 }
 
@@ -84,7 +160,9 @@ impl Owners {
 
 /// The identity a transaction belongs to (spec 001, "Transactions"): the role for `ACL ROLE`
 /// (folded as role names are), the issuer and subject for `ACL TOKEN` (a refreshed token of the
-/// same subject is the same principal; a token without a subject is a principal of its own).
+/// same subject is the same principal; a token without a subject is a principal of its own). A
+/// session's is its own (`Session::owner`, `owner_of`): never another session's, even of the
+/// same subject.
 /// The shim carries it in each statement's text, so it is a digest: 32 lower-case hex digits
 /// (128 bits of SHA-256) that never contain `*/`. Empty for `ACL ADMIN`.
 pub fn owner(prefix: &Prefix) -> String {

@@ -7,7 +7,7 @@
 //! exactly once in that output, and putting the real literals back where the sentinels are must
 //! give exactly the real rewrite (the same text, the same names, the same allowed set). Only
 //! literals that are plain ASCII digits take part (their text is printed back unchanged); only
-//! single statements under `ACL ROLE`/`ACL TOKEN`; never a statement naming `acl_arg`, the one
+//! single statements under `ACL ROLE`/`ACL TOKEN`/`ACL SESSION`; never a statement naming `acl_arg`, the one
 //! rule that reads a number. Each concrete statement is still parsed by DuckDB and compared
 //! with the decision by the second check (spec 011).
 use super::{Output, Reuse};
@@ -44,7 +44,7 @@ impl<'q> Shape<'q> {
     /// The shape of a one-statement principal batch with at least one plain numeric literal.
     pub fn of(query: &'q str, tokens: &[Token], batch: &Batch<'_>) -> Option<Shape<'q>> {
         // Management and native batches are never reused: each is judged (and run) afresh.
-        if !matches!(batch.prefix, Prefix::Role(_) | Prefix::Token(_))
+        if !matches!(batch.prefix, Prefix::Role(_) | Prefix::Token(_) | Prefix::Session(_))
             || batch.mode != crate::prefix::Mode::Sql
             || batch.statements.len() != 1
         {
@@ -115,7 +115,8 @@ pub struct ShapeEntry {
     /// instance copies it with its own numbers put into the constants (`ShapeUse::substitutions`).
     parsed: std::sync::OnceLock<ShapeParse>,
     version: u64,
-    token: Option<String>,
+    /// The key holds the prefix (a token's text, a session's handle): the same credential.
+    credential: super::Credential,
     who: String,
     /// `pieces[0] lit[holes[0]] pieces[1] … pieces[n]`.
     pieces: Vec<String>,
@@ -126,6 +127,8 @@ pub struct ShapeEntry {
     principal: String,
     /// `Output::expires` (the shape's key holds the token, so it is the same token's `exp`).
     expires: i64,
+    /// `Output::session` (the key holds the handle: the same session).
+    session: u64,
 }
 
 /// DuckDB's parse of the rewrite of one instance of a shape, and that instance's literals.
@@ -272,11 +275,12 @@ impl ShapeCache {
         &self,
         policy: &crate::policy::Policy,
         tokens: &crate::auth::TokenCache,
+        sessions: &super::sessions::Sessions,
         settings: &crate::rewrite::Settings,
         shape: &Shape<'_>,
     ) -> Option<(Output, ShapeUse)> {
         let entry = Arc::clone(&*self.entries.get(&shape.key)?);
-        if !super::principal::still_holds(policy, tokens, settings, entry.version, entry.token.as_deref(), &entry.who) {
+        if !super::principal::still_holds(policy, tokens, sessions, settings, entry.version, &entry.credential, &entry.who) {
             return None;
         }
         let used = ShapeUse::new(entry, shape);
@@ -291,7 +295,8 @@ impl ShapeCache {
             checks: entry.checks.clone(),
             version: entry.version,
             expires: entry.expires,
-            reuse: Some(Reuse { token: entry.token.clone(), who: entry.who.clone() }),
+            session: entry.session,
+            reuse: Some(Reuse { credential: entry.credential.clone(), who: entry.who.clone() }),
             principal: entry.principal.clone(),
             native: false,
         };
@@ -308,6 +313,7 @@ impl ShapeCache {
             || sentinel.statements != actual.statements
             || sentinel.version != actual.version
             || sentinel.reuse != actual.reuse
+            || sentinel.session != actual.session
             || sentinel.principal != actual.principal
         {
             return None;
@@ -326,7 +332,7 @@ impl ShapeCache {
         let entry = ShapeEntry {
             parsed: Default::default(),
             version: actual.version,
-            token: reuse.token.clone(),
+            credential: reuse.credential.clone(),
             who: reuse.who.clone(),
             pieces,
             holes,
@@ -335,9 +341,10 @@ impl ShapeCache {
             checks: actual.checks.clone(),
             principal: actual.principal.clone(),
             expires: actual.expires,
+            session: actual.session,
         };
         let size = shape.key.len()
-            + entry.token.as_ref().map_or(0, String::len)
+            + entry.credential.bytes()
             + entry.who.len()
             + texts(&entry.pieces)
             + entry.holes.len() * std::mem::size_of::<usize>()

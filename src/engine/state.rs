@@ -24,6 +24,8 @@ pub struct State {
     pub host_db: std::sync::OnceLock<Arc<dyn HostDb>>,
     /// Verified tokens, until their `exp` or the next policy change.
     pub tokens: crate::auth::TokenCache,
+    /// Sessions opened on this instance (spec 017): never shared with another instance.
+    pub sessions: super::sessions::Sessions,
     /// Rewritten statements by policy version, principal and text.
     pub rewrites: crate::rewrite::RewriteCache,
     /// Rewritten batches by their full text (the engine asks before tokenizing).

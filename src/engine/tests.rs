@@ -118,7 +118,7 @@ fn what_is_not_ours_or_cannot_be_tokenized() {
         "acl: internal error: the statement could not be tokenized"
     );
     let session = refusal(rewrite(&s, "ACL SESSION 'h' SELECT 1", &Default::default(), &tokens));
-    assert_eq!(session, "acl: ACL SESSION is not supported yet");
+    assert_eq!(session, "acl: session refused: unknown session");
 }
 
 /// A long statement runs on the thread's large stack (`stack::run`; a test thread's own stack is

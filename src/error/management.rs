@@ -93,6 +93,8 @@ pub enum Noun {
     Grant,
     #[error("column")]
     Column,
+    #[error("resource group")]
+    ResourceGroup,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -190,6 +192,8 @@ pub enum Duplicate {
     Capability(String),
     #[error("source {0} is listed twice")]
     Source(String),
+    #[error("limit {0} is given twice")]
+    Limit(String),
 }
 
 /// What is wrong with an issuer's `KEYS` or `ALGS` (`what` names the key: `the PEM key`,

@@ -10,11 +10,13 @@ mod management;
 mod policy_sql;
 mod refusal;
 mod scope;
+mod session;
 mod store;
 
 pub use management::{Duplicate, Invalid, KeyProblem, Management, Noun, Syntax};
 pub use policy_sql::{Forbidden, PolicySql};
 pub use scope::{LacksScope, Scope, SelfGrant};
+pub use session::{SessionProblem, SessionReason};
 pub use store::{why as store_why, StoreError};
 pub use refusal::{
     BadCall, Drifted, FunctionNotPermitted, LacksCapability, MergeForm, Nesting, NotGranted, On, ReadOnly, SlicedWrite, Stale,
@@ -54,6 +56,15 @@ pub enum AclError {
     /// message carries the token or a claim from it.
     #[error("acl: token rejected: {reason}")]
     TokenRejected { reason: TokenReason },
+    /// `ACL SESSION '<handle>'` with a handle that runs nothing (spec 017). The reason is fixed
+    /// text: no message carries the handle.
+    #[error("acl: session refused: {reason}")]
+    SessionRefused { reason: SessionReason },
+    /// A statement kept from a session (prepared, a relation) run after the session ended.
+    #[error("acl: the session this statement was prepared under has ended ({}); prepare it again", .reason.code())]
+    SessionEnded { reason: SessionReason },
+    #[error("acl: {0}")]
+    Session(#[from] SessionProblem),
     /// A write to an object the principal may only read.
     #[error("acl: {0}")]
     ReadOnly(#[from] ReadOnly),
@@ -123,6 +134,10 @@ impl AclError {
             AclError::Syntax(_) => Class::Syntax,
             AclError::Reparsed { .. } => Class::Refused,
             AclError::Invalid(_) | AclError::PolicySql(_) | AclError::Store(_) => Class::Invalid,
+            AclError::Session(SessionProblem::Door | SessionProblem::Setting { .. }) => Class::Invalid,
+            AclError::Session(SessionProblem::AtCap { .. } | SessionProblem::GroupsFull { .. }) | AclError::SessionRefused { .. } | AclError::SessionEnded { .. } => {
+                Class::Refused
+            }
             AclError::Internal { .. } | AclError::SecondCheck { .. } => Class::Internal,
             AclError::LacksCapability(_)
             | AclError::NoSingleRole { .. }

@@ -124,8 +124,6 @@ pub enum StatementNotPermitted {
     /// The policy is applied outside any transaction and is not rolled back with one.
     #[error("management statements run in their own transaction; COMMIT or ROLLBACK first")]
     ManagementInTransaction,
-    #[error("ACL SESSION is not supported yet")]
-    Session,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

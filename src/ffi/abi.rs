@@ -37,6 +37,10 @@ pub const ACL_DEFAULT_MAX_REWRITE_BYTES: u64 = 1 << 20;
 pub const ACL_DEFAULT_JWKS_REFRESH_INTERVAL: u64 = 300;
 /// `acl_jwks_max_stale`'s default, seconds.
 pub const ACL_DEFAULT_JWKS_MAX_STALE: u64 = 3600;
+/// `acl_session_idle_timeout`'s default, seconds.
+pub const ACL_DEFAULT_SESSION_IDLE_TIMEOUT: u64 = 900;
+/// `acl_max_sessions`'s default.
+pub const ACL_DEFAULT_MAX_SESSIONS: u64 = 1000;
 /// `acl_version_check_interval`'s default, milliseconds.
 pub const ACL_DEFAULT_VERSION_CHECK_INTERVAL: u64 = 1000;
 // cbindgen exports literals only: the defaults the rewriter falls back to must be the same.
@@ -46,6 +50,8 @@ const _: () = assert!(
         && ACL_DEFAULT_MAX_REWRITE_BYTES == rewrite::DEFAULT_MAX_REWRITE_BYTES
         && ACL_DEFAULT_JWKS_REFRESH_INTERVAL == crate::auth::DEFAULT_REFRESH_SECS
         && ACL_DEFAULT_JWKS_MAX_STALE == crate::auth::DEFAULT_MAX_STALE_SECS
+        && ACL_DEFAULT_SESSION_IDLE_TIMEOUT == crate::engine::sessions::DEFAULT_IDLE_TIMEOUT
+        && ACL_DEFAULT_MAX_SESSIONS == crate::engine::sessions::DEFAULT_MAX_SESSIONS
 );
 
 /// One token of DuckDB's tokenizer (`Parser::Tokenize`): where it starts in the text and its type.
@@ -90,6 +96,9 @@ pub struct AclOut {
     /// Unix seconds after which the batch's statements must not run any more (the token's `exp`);
     /// 0: no such limit.
     pub(super) expires: i64,
+    /// The session the batch runs under (its operator id, never its handle); 0: none. The
+    /// statements run only while it is live (`acl_rs_session_check`).
+    pub(super) session: u64,
     /// Who the batch runs as (empty for `ACL ADMIN`), for what the shim keeps per connection.
     pub(super) principal: AclBuf,
 }

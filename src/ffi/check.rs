@@ -5,7 +5,6 @@
 //! set: no principal calls them itself.
 use super::table_fn::{bind_with, drop_box, function_with, Param, TableFn};
 use crate::engine::State;
-use crate::prefix::Prefix;
 use crate::store::Row;
 use libduckdb_sys as sys;
 use std::ffi::{c_void, CString};
@@ -59,12 +58,8 @@ unsafe fn rows(info: sys::duckdb_bind_info, ctx: sys::duckdb_client_context) -> 
         let mut host = Host(ctx);
         let (catalog, who) = if n == 3 {
             let who = super::table_fn::text_param(info, 1).unwrap_or_default();
-            let prefix = match super::table_fn::text_param(info, 0).as_deref() {
-                Some("role") => Prefix::Role(who),
-                Some("token") => Prefix::Token(who),
-                // Nothing else is written by the batch (engine::admin): refused, never anonymous.
-                _ => return Err("acl: internal error: acl_check_catalog_as names no principal".into()),
-            };
+            let kind = super::table_fn::text_param(info, 0);
+            let prefix = crate::engine::admin::runner_prefix(state, kind.as_deref(), who).map_err(|e| e.to_string())?;
             (super::table_fn::text_param(info, 2), Some(prefix))
         } else {
             (super::table_fn::text_param(info, 0), None)

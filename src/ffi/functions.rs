@@ -8,7 +8,6 @@ use libduckdb_sys as sys;
 use super::table_fn::{self, bind_with, drop_box, function_with, Param, TableFn};
 use super::abi::AclSettings;
 use crate::error::AclError;
-use crate::prefix::Prefix;
 use crate::rewrite::Settings;
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -121,8 +120,9 @@ const ACTIONS: &[Action] = &[
     // becomes. It runs when DuckDB executes the statement, so a prepared-but-unexecuted batch
     // changes nothing; all of a batch applies, in one transaction, or none of it.
     Action { name: "acl_exec", params: &[table_fn::ANY], run: exec },
-    // `acl_exec_as('role'|'token', '<role or token>', <statements>)`: what a principal's `ACL ROLE
-    // "r" ACL …` / `ACL TOKEN '…' ACL …` becomes; the principal is judged again when it runs.
+    // `acl_exec_as('role'|'token'|'session', '<role, token or session id>', <statements>)`: what a
+    // principal's `ACL ROLE "r" ACL …` / `ACL TOKEN '…' ACL …` / `ACL SESSION '…' ACL …` becomes;
+    // the principal is judged again when it runs.
     Action { name: "acl_exec_as", params: &[Param::VARCHAR, Param::VARCHAR, table_fn::ANY], run: exec_as },
     Action { name: "acl_store_use", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_store },
     Action { name: "acl_store_use_postgres", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_postgres },
@@ -149,12 +149,7 @@ fn exec(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<Str
 
 fn exec_as(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
     let who = args.get(1).and_then(Arg::text).unwrap_or_default().to_string();
-    let prefix = match args.first().and_then(Arg::text) {
-        Some("role") => Prefix::Role(who),
-        Some("token") => Prefix::Token(who),
-        // Nothing else is written by the batch (engine::admin): refused, never anonymous.
-        _ => return Err(AclError::internal("acl_exec_as names no principal")),
-    };
+    let prefix = crate::engine::admin::runner_prefix(state, args.first().and_then(Arg::text), who)?;
     crate::engine::admin::execute_all(state, &statements(args.get(2)), settings, Some(&prefix))
 }
 

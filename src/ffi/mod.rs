@@ -9,6 +9,7 @@ mod host;
 mod host_sql;
 mod listing;
 mod meta;
+mod sessions;
 mod shape;
 mod sql;
 mod store;
@@ -174,6 +175,7 @@ fn fill(out: &mut AclOut, state: &State, outcome: Outcome) -> AclStatus {
             out.n_statements = r.statements as u64;
             out.version = r.version;
             out.expires = r.expires;
+            out.session = r.session;
             out.principal = AclBuf::from(r.principal);
             let checks = Checks {
                 statements: r.checks,

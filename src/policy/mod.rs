@@ -8,7 +8,7 @@ pub mod policy_sql;
 pub use caps::Caps;
 /// Identifier folding (policy keys are lower-case), from the SQL text module.
 pub use crate::sqltext::norm;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A physical object `db.schema.name`, spelled as the operator wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -274,6 +274,31 @@ pub struct Role {
     /// policy (spec 007, "Administration scopes"); a catalog's `manage` is a capability of its
     /// catalog grant instead.
     pub admin: Option<AdminScope>,
+    /// `GRANT RESOURCE GROUP g TO ROLE r` (spec 017): the groups a session of the role opens under.
+    pub resource_groups: BTreeSet<String>,
+}
+
+/// `CREATE RESOURCE GROUP g (…)` (spec 017, "Resource groups"): limits a session takes from its
+/// roles' groups when it opens, the most generous winning. `None`: no limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceGroup {
+    pub max_sessions: Option<u64>,
+    pub max_result_rows: Option<u64>,
+    pub max_stream_bytes: Option<u64>,
+}
+
+impl ResourceGroup {
+    /// The limits' names, as written in `CREATE RESOURCE GROUP` and stored.
+    pub const LIMITS: [&'static str; 3] = ["max_sessions", "max_result_rows", "max_stream_bytes"];
+
+    pub fn limit_mut(&mut self, name: &str) -> Option<&mut Option<u64>> {
+        match name {
+            "max_sessions" => Some(&mut self.max_sessions),
+            "max_result_rows" => Some(&mut self.max_result_rows),
+            "max_stream_bytes" => Some(&mut self.max_stream_bytes),
+            _ => None,
+        }
+    }
 }
 
 /// A role's administration scope (`GRANT ADMIN …`). `Passthrough` holds everything `Manage`
@@ -349,6 +374,8 @@ pub struct Policy {
     pub claim_roles: BTreeMap<(String, String), Vec<String>>,
     /// Function categories, grants and virtual functions, with the host's function list.
     pub functions: functions::FunctionPolicy,
+    /// Resource groups by name (`CREATE RESOURCE GROUP`); roles name them (`Role::resource_groups`).
+    pub resource_groups: BTreeMap<String, ResourceGroup>,
     /// The policy store's schema while a DuckDB store is in use: never a source (set when
     /// published, like `functions.host`).
     pub home: Option<policy_sql::Home>,

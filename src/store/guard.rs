@@ -173,6 +173,7 @@ pub fn check_command(loc: &Location, shown: &str, cmd: &Command) -> Result<()> {
         | Command::RevokeSchema { .. }
         | Command::GrantAdmin { .. }
         | Command::RevokeAdmin { .. }
+        | Command::ResourceGroup(_)
         | Command::CheckCatalog { .. } => Ok(()),
     }
 }

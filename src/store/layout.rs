@@ -47,7 +47,7 @@ impl Table {
 use Ty::{Bool, Int, Text};
 
 /// The schema version of this layout; a store of another one is refused by name.
-pub const SCHEMA_VERSION: u64 = 3;
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// `<schema>.meta`: one row, the layout's version and the policy version (bumped by every
 /// committed batch; other writers and `acl_reload` compare it).
@@ -234,8 +234,28 @@ pub const CATALOG_SOURCES: Table = Table {
     about: "physical databases, schemas and tables listed for a catalog's managers (SET SOURCES)",
 };
 
+/// `CREATE RESOURCE GROUP` (schema version 4, spec 017): a limit NULL is no limit.
+pub const RESOURCE_GROUPS: Table = Table {
+    name: "resource_groups",
+    columns: &[("name", Text), ("max_sessions", Int), ("max_result_rows", Int), ("max_stream_bytes", Int)],
+    key: 1,
+    about: "resource groups: the limits a session takes from its roles' groups (NULL: no limit)",
+};
+
+/// `GRANT RESOURCE GROUP g TO ROLE r` (schema version 4).
+pub const RESOURCE_GROUP_GRANTS: Table = Table {
+    name: "resource_group_grants",
+    columns: &[("role", Text), ("resource_group", Text)],
+    key: 2,
+    about: "GRANT RESOURCE GROUP: the groups a role's sessions open under",
+};
+
+/// The tables each schema version added, for `Store::upgrade` (a store of version `v` gets the
+/// tables of every later one).
+pub const ADDED: [(u64, &[&Table]); 2] = [(3, &[&CATALOG_SOURCES]), (4, &[&RESOURCE_GROUPS, &RESOURCE_GROUP_GRANTS])];
+
 /// Every policy table, in the order `rows` returns them (and deletes/inserts run).
-pub const TABLES: [&Table; 17] = [
+pub const TABLES: [&Table; 19] = [
     &CATALOGS,
     &CATALOG_SOURCES,
     &OBJECTS,
@@ -253,6 +273,8 @@ pub const TABLES: [&Table; 17] = [
     &FUNCTION_GRANTS,
     &VIRTUAL_FUNCTIONS,
     &ADMINS,
+    &RESOURCE_GROUPS,
+    &RESOURCE_GROUP_GRANTS,
 ];
 
 /// Where `table` sits in `TABLES`.

@@ -194,6 +194,7 @@ pub fn load(tables: &Tables, host: Arc<HostFunctions>, location: &str) -> Result
     }
     references(tables, &mut p, &r)?;
     roles(tables, &mut p, &r)?;
+    resource_groups(tables, &mut p, &r)?;
     issuers(tables, &mut p, &r)?;
     functions(tables, &mut p, &r)?;
     Ok(p)
@@ -304,6 +305,39 @@ fn roles<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Read
             .ok_or_else(|| rd.bad(format!("unknown administration scope {word:?}")))?;
         if p.roles.get_mut(name).expect("checked").admin.replace(scope).is_some() {
             return Err(rd.bad(format!("two records for role {name}")));
+        }
+    }
+    Ok(())
+}
+
+/// Resource groups and their grants (schema version 4); read after the roles.
+fn resource_groups<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Reader<'a>) -> Result<()> {
+    let rd = r(&layout::RESOURCE_GROUPS);
+    for row in tables.of(&layout::RESOURCE_GROUPS) {
+        let name = rd.text(row, 0)?.to_string();
+        let limit = |i: usize| -> Result<Option<u64>> {
+            match rd.opt(row, i) {
+                None => Ok(None),
+                Some(v) => match v.parse::<u64>() {
+                    Ok(0) | Err(_) => Err(rd.bad(format!("{}: not a limit: {v:?}", layout::RESOURCE_GROUPS.columns[i].0))),
+                    Ok(v) => Ok(Some(v)),
+                },
+            }
+        };
+        let g = crate::policy::ResourceGroup { max_sessions: limit(1)?, max_result_rows: limit(2)?, max_stream_bytes: limit(3)? };
+        if p.resource_groups.insert(name.clone(), g).is_some() {
+            return Err(rd.bad(format!("two records for resource group {name}")));
+        }
+    }
+    let rd = r(&layout::RESOURCE_GROUP_GRANTS);
+    for row in tables.of(&layout::RESOURCE_GROUP_GRANTS) {
+        let (role, group) = (rd.text(row, 0)?, rd.text(row, 1)?);
+        if !p.resource_groups.contains_key(group) {
+            return Err(rd.bad(format!("resource group {group} does not exist")));
+        }
+        let r = p.roles.get_mut(role).ok_or_else(|| rd.bad(format!("role {role} does not exist")))?;
+        if !r.resource_groups.insert(group.to_string()) {
+            return Err(rd.bad(format!("two records for role {role} in {group}")));
         }
     }
     Ok(())

@@ -270,8 +270,9 @@ impl Store {
         opened.ok_or_else(|| AclError::internal("the store's transaction did not run"))
     }
 
-    /// A store of the layout before this one (schema version 2, which had no `catalog_sources`)
-    /// is brought to this one when a node opens it, in the transaction that opens it: nodes of
+    /// A store of an earlier layout (schema version 2, without `catalog_sources`; 3, without the
+    /// resource-group tables) is brought to this one when a node opens it, in the transaction that
+    /// opens it: the tables each later version added are created (`layout::ADDED`), and nodes of
     /// the older version then refuse it by its schema version, as they refuse any other.
     fn upgrade(&self, txn: &mut dyn Txn) -> Result<()> {
         let sql = self.sql();
@@ -279,12 +280,23 @@ impl Store {
             return Ok(());
         }
         let rows = txn.query(&sql.read_meta(true)).map_err(|e| self.unavailable(e))?;
-        if let [row] = rows.as_slice() {
-            if row.first().cloned().flatten().as_deref() == Some("2") {
-                txn.execute(&sql.create_table(&layout::CATALOG_SOURCES))?;
-                txn.execute(&sql.set_schema_version(2, SCHEMA_VERSION))?;
+        let Some(from) = (match rows.as_slice() {
+            [row] => row.first().cloned().flatten().and_then(|v| v.parse::<u64>().ok()),
+            _ => None,
+        }) else {
+            return Ok(());
+        };
+        if !(2..SCHEMA_VERSION).contains(&from) {
+            return Ok(());
+        }
+        for (version, tables) in layout::ADDED {
+            if version > from {
+                for t in tables {
+                    txn.execute(&sql.create_table(t))?;
+                }
             }
         }
+        txn.execute(&sql.set_schema_version(from, SCHEMA_VERSION))?;
         Ok(())
     }
 

@@ -138,7 +138,13 @@ pub fn rows(policy: &Policy) -> Tables {
     // `version` counts publishes on this node; the store keeps its own (`meta`).
     // `home` is where this store is, not policy.
     // `enum_types` is the instance's setting, never stored (each object's own is, in `declared`).
-    let Policy { version: _, catalogs, roles, issuers, claim_roles, functions, home: _, enum_types: _ } = policy;
+    let Policy { version: _, catalogs, roles, issuers, claim_roles, functions, home: _, enum_types: _, resource_groups } = policy;
+
+    for (name, g) in resource_groups {
+        let crate::policy::ResourceGroup { max_sessions, max_result_rows, max_stream_bytes } = g;
+        let n = |v: &Option<u64>| v.map(|v| v.to_string());
+        out.push(&layout::RESOURCE_GROUPS, vec![t(name), n(max_sessions), n(max_result_rows), n(max_stream_bytes)]);
+    }
     for (name, cat) in catalogs {
         let Catalog { comment, objects, schemas, expansions, references, sources } = cat;
         out.push(&layout::CATALOGS, vec![t(name), comment.clone()]);
@@ -189,8 +195,11 @@ pub fn rows(policy: &Policy) -> Tables {
         }
     }
     for (name, role) in roles {
-        let Role { catalog_grants, object_grants, schema_grants, claims, admin } = role;
+        let Role { catalog_grants, object_grants, schema_grants, claims, admin, resource_groups } = role;
         out.push(&layout::ROLES, vec![t(name)]);
+        for g in resource_groups {
+            out.push(&layout::RESOURCE_GROUP_GRANTS, vec![t(name), t(g)]);
+        }
         if let Some(scope) = admin {
             out.push(&layout::ADMINS, vec![t(name), t(scope.name())]);
         }

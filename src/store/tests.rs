@@ -76,6 +76,10 @@ const EVERYTHING: &[&str] = &[
     "GRANT ADMIN manage TO ROLE operator",
     "GRANT ADMIN passthrough TO ROLE owner",
     "GRANT CATALOG bare TO ROLE operator WITH (manage)",
+    "CREATE RESOURCE GROUP small (max_sessions = 2, max_result_rows = 1000, max_stream_bytes = 1048576)",
+    "CREATE RESOURCE GROUP open",
+    "GRANT RESOURCE GROUP small TO ROLE analyst",
+    "GRANT RESOURCE GROUP open TO ROLE analyst",
 ];
 
 fn everything() -> Policy {
@@ -193,6 +197,11 @@ fn unreadable_records_refuse_the_store() {
     bad(&layout::ADMINS, 1, "root");
     bad(&layout::ADMINS, 1, "MANAGE");
     bad(&layout::ADMINS, 0, "nobody");
+    // A limit that is no positive number; a group grant of a group or role the store lacks.
+    bad(&layout::RESOURCE_GROUPS, 1, "0");
+    bad(&layout::RESOURCE_GROUPS, 2, "-5");
+    bad(&layout::RESOURCE_GROUP_GRANTS, 1, "nogroup");
+    bad(&layout::RESOURCE_GROUP_GRANTS, 0, "nobody");
     // An alias of a never-callable function, or one not qualified as ALIAS OF leaves it.
     let alias = |body: &str| {
         let mut tables = rows(&p);
@@ -410,6 +419,38 @@ fn a_store_that_went_away_is_unavailable_and_another_schema_version_is_refused()
     let e = s.load(&host()).unwrap_err();
     assert!(matches!(&e, AclError::Store(StoreError::SchemaVersion { found, expected: SCHEMA_VERSION, .. }) if found == "7"), "{e:?}");
     assert!(e.to_string().contains("schema version 7") && e.to_string().contains(&format!("schema version {SCHEMA_VERSION}")), "{e}");
+}
+
+/// A store of schema version 3 (before resource groups) or 2 (before `catalog_sources` too) is
+/// brought to this layout when a node opens it: the tables later versions added are created,
+/// the policy it holds loads, and what it did not have can be written.
+#[test]
+fn an_older_store_is_upgraded_when_a_node_opens_it() {
+    for (from, gone) in [(3, &["resource_groups", "resource_group_grants"][..]), (2, &["catalog_sources", "resource_groups", "resource_group_grants"][..])] {
+        let fake = Arc::new(Fake::default());
+        let s = store(&fake);
+        let mut p = fresh();
+        apply(&mut p, &["CREATE VIRTUAL CATALOG sales", "CREATE ROLE analyst"]);
+        s.open(true, &p).unwrap();
+        fake.edit(|d| {
+            for t in gone {
+                assert!(d.tables.remove(*t).is_some(), "{t}");
+            }
+            d.tables.get_mut("meta").unwrap().1[0][0] = Some(from.to_string());
+        });
+        let Opened::Loaded { policy, .. } = s.open(false, &p).unwrap() else { panic!("loads") };
+        assert!(policy.roles.contains_key("analyst"));
+        assert_eq!(fake.rows("meta")[0][0].as_deref(), Some(SCHEMA_VERSION.to_string().as_str()), "from {from}");
+        for t in gone {
+            assert!(fake.data.lock().tables.contains_key(*t), "{t} made (from {from})");
+        }
+        let r = s.commit(1, &policy, &mut |p| {
+            apply(p, &["CREATE RESOURCE GROUP g (max_sessions = 1)", "GRANT RESOURCE GROUP g TO ROLE analyst"]);
+            Ok(())
+        });
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(fake.rows("resource_group_grants"), vec![vec![Some("analyst".into()), Some("g".into())]]);
+    }
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn through_shapes(s: &State, q: &str) -> (Output, bool) {
     let batch = prefix::split(q, &toks).unwrap().unwrap();
     let policy = s.policy();
     let shape = Shape::of(q, &toks, &batch);
-    if let Some(out) = shape.as_ref().and_then(|sh| s.shapes.apply(&policy, &s.tokens, &SETTINGS, sh)).map(|(out, _)| out) {
+    if let Some(out) = shape.as_ref().and_then(|sh| s.shapes.apply(&policy, &s.tokens, &s.sessions, &SETTINGS, sh)).map(|(out, _)| out) {
         return (out, true);
     }
     let out = run_batch(s, &policy, &SETTINGS, &batch, &no_tokens).unwrap();
@@ -154,16 +154,16 @@ fn a_rewrite_that_depends_on_its_numbers_is_not_learned() {
     let mut sentinel = direct(&s, "ACL ROLE \"analyst\" SELECT id FROM orders WHERE id = 7777777777000000000");
     sentinel.sql = sentinel.sql.replace("7777777777000000000", "7777777777000000000 + 1");
     s.shapes.learn(&shape, &actual, &sentinel);
-    assert!(s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape).is_none());
+    assert!(s.shapes.apply(&s.policy(), &s.tokens, &s.sessions, &SETTINGS, &shape).is_none());
     // a different allowed set or names: not learned either
     let mut sentinel = direct(&s, "ACL ROLE \"analyst\" SELECT id FROM orders WHERE id = 7777777777000000000");
     sentinel.names.push_str("x\ty\n");
     s.shapes.learn(&shape, &actual, &sentinel);
-    assert!(s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape).is_none());
+    assert!(s.shapes.apply(&s.policy(), &s.tokens, &s.sessions, &SETTINGS, &shape).is_none());
     // the honest pair is learned
     let sentinel = direct(&s, "ACL ROLE \"analyst\" SELECT id FROM orders WHERE id = 7777777777000000000");
     s.shapes.learn(&shape, &actual, &sentinel);
-    assert_eq!(s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape).unwrap().0, actual);
+    assert_eq!(s.shapes.apply(&s.policy(), &s.tokens, &s.sessions, &SETTINGS, &shape).unwrap().0, actual);
 }
 
 /// A stand-in for the shim's parse: nothing to free.
@@ -198,7 +198,7 @@ fn a_later_instance_finds_each_literal_where_the_kept_parse_has_it() {
     // a later instance: each hole's literal, in the kept rewrite and in its own
     let q3 = q("123456", "0");
     let (shape3, _) = shape_of(&q3);
-    let (out3, used3) = s.shapes.apply(&s.policy(), &s.tokens, &SETTINGS, &shape3).expect("applied");
+    let (out3, used3) = s.shapes.apply(&s.policy(), &s.tokens, &s.sessions, &SETTINGS, &shape3).expect("applied");
     assert_eq!(out3, direct(&s, &q3));
     let kept = used3.parsed().expect("the kept parse");
     assert_eq!(kept.sql(), actual.sql);

@@ -1,0 +1,182 @@
+// The session functions and settings (specs/017): scalar functions that hand their arguments to
+// Rust (src/ffi/sessions.rs) row by row and throw what it refuses, and the three GLOBAL settings,
+// whose every SET and RESET is validated by Rust (refused values change nothing) and handed to
+// the state, where the statement path reads them without a lock. It decides nothing. Principals
+// cannot call any of them (`acl_` names are never callable).
+#include "acl_shim.hpp"
+
+namespace acl_shim {
+
+namespace {
+
+using Owner = shared_ptr<ParserExtensionInfo>;
+
+[[noreturn]] void Throw(AclStatus status, const string &text) {
+	switch (status) {
+	case AclStatus::Refused:
+		throw PermissionException(text);
+	case AclStatus::Syntax:
+		throw ParserException(text);
+	default:
+		throw InvalidInputException(text.empty() ? string("acl: internal error in a session function") : text);
+	}
+}
+
+// Every session function has effects or reads the clock: never folded, never cached, and it may
+// throw.
+void Register(ExtensionLoader &loader, ScalarFunction fun) {
+	fun.SetVolatile();
+	fun.SetFallible();
+	loader.RegisterFunction(fun);
+}
+
+// The door label of a session opened by SQL (engine::sessions::SQL_DOOR).
+const string SQL_DOOR = "sql";
+
+void RegisterFunctions(ExtensionLoader &loader, const Owner &owner, AclState *state) {
+	// acl_session_open(token [, door]) → handle
+	auto open = [owner, state](DataChunk &args, ExpressionState &es, Vector &result) {
+		auto settings = ClientSettings(es.GetContext());
+		auto one = [&](string_t token, const char *door, idx_t door_len) {
+			OutGuard guard;
+			auto status = acl_rs_session_open(state, token.GetData(), token.GetSize(), door, door_len, &settings,
+			                                  &guard.out);
+			if (status != AclStatus::Rewritten) {
+				Throw(status, guard.Text());
+			}
+			return StringVector::AddString(result, guard.Text());
+		};
+		if (args.ColumnCount() == 1) {
+			UnaryExecutor::Execute<string_t, string_t>(
+			    args.data[0], result, [&](string_t token) { return one(token, SQL_DOOR.data(), SQL_DOOR.size()); });
+		} else {
+			BinaryExecutor::Execute<string_t, string_t, string_t>(
+			    args.data[0], args.data[1], result, args.size(),
+			    [&](string_t token, string_t door) { return one(token, door.GetData(), door.GetSize()); });
+		}
+	};
+	Register(loader, ScalarFunction("acl_session_open", {LogicalType::VARCHAR}, LogicalType::VARCHAR, open));
+	Register(loader, ScalarFunction("acl_session_open", {LogicalType::VARCHAR, LogicalType::VARCHAR},
+	                                LogicalType::VARCHAR, open));
+
+	// acl_session_sql(handle, sql) → 'ACL SESSION ''<handle>'' <sql>'
+	Register(loader, ScalarFunction("acl_session_sql", {LogicalType::VARCHAR, LogicalType::VARCHAR},
+	                                LogicalType::VARCHAR, [owner](DataChunk &args, ExpressionState &, Vector &result) {
+		                                BinaryExecutor::Execute<string_t, string_t, string_t>(
+		                                    args.data[0], args.data[1], result, args.size(),
+		                                    [&](string_t handle, string_t sql) {
+			                                    OutGuard guard;
+			                                    if (!acl_rs_session_sql(handle.GetData(), handle.GetSize(),
+			                                                            sql.GetData(), sql.GetSize(), &guard.out)) {
+				                                    Throw(AclStatus::Invalid, guard.Text());
+			                                    }
+			                                    return StringVector::AddString(result, guard.Text());
+		                                    });
+	                                }));
+
+	// acl_session_close(handle) → whether this call closed a live session
+	Register(loader, ScalarFunction("acl_session_close", {LogicalType::VARCHAR}, LogicalType::BOOLEAN,
+	                                [owner, state](DataChunk &args, ExpressionState &, Vector &result) {
+		                                UnaryExecutor::Execute<string_t, bool>(args.data[0], result, [&](string_t h) {
+			                                return acl_rs_session_close(state, h.GetData(), h.GetSize());
+		                                });
+	                                }));
+
+	// acl_session_reason(handle) → live|closed|idle|expired|killed|unknown (read-only)
+	Register(loader, ScalarFunction("acl_session_reason", {LogicalType::VARCHAR}, LogicalType::VARCHAR,
+	                                [owner, state](DataChunk &args, ExpressionState &es, Vector &result) {
+		                                auto skew = ClientSettings(es.GetContext()).clock_skew;
+		                                UnaryExecutor::Execute<string_t, string_t>(args.data[0], result, [&](string_t h) {
+			                                OutGuard guard;
+			                                if (!acl_rs_session_reason(state, h.GetData(), h.GetSize(), skew, &guard.out)) {
+				                                Throw(AclStatus::Invalid, guard.Text());
+			                                }
+			                                return StringVector::AddString(result, guard.Text());
+		                                });
+	                                }));
+
+	// acl_session_kill(id) → whether this call ended a live session
+	Register(loader, ScalarFunction("acl_session_kill", {LogicalType::BIGINT}, LogicalType::BOOLEAN,
+	                                [owner, state](DataChunk &args, ExpressionState &, Vector &result) {
+		                                UnaryExecutor::Execute<int64_t, bool>(args.data[0], result, [&](int64_t id) {
+			                                return acl_rs_session_kill(state, id);
+		                                });
+	                                }));
+
+	// acl_session_sweep() → how many sessions it ended; acl_session_count() → live sessions
+	Register(loader, ScalarFunction("acl_session_sweep", {}, LogicalType::BIGINT,
+	                                [owner, state](DataChunk &args, ExpressionState &es, Vector &result) {
+		                                auto n = acl_rs_session_sweep(state, ClientSettings(es.GetContext()).clock_skew);
+		                                result.Reference(Value::BIGINT(int64_t(n)), count_t(args.size()));
+	                                }));
+	Register(loader, ScalarFunction("acl_session_count", {}, LogicalType::BIGINT,
+	                                [owner, state](DataChunk &args, ExpressionState &es, Vector &result) {
+		                                auto n = acl_rs_session_count(state, ClientSettings(es.GetContext()).clock_skew);
+		                                result.Reference(Value::BIGINT(int64_t(n)), count_t(args.size()));
+	                                }));
+}
+
+// A session setting: every SET and RESET goes through Rust, which refuses a value it does not take
+// (the SET fails, nothing changes) and keeps the rest; the stored value is the one Rust kept
+// (`'EVERY_USE'` is stored as `'every_use'`).
+struct AclSessionSettingInfo : public ExtensionOptionInfo {
+	AclSessionSettingInfo(Owner owner_p, AclState *state_p, const char *name_p)
+	    : owner(std::move(owner_p)), state(state_p), name(name_p) {
+	}
+	void OnSet(ClientContext &, SetScope, Value &parameter, bool) const override {
+		auto kept = Hand(parameter);
+		if (parameter.type().id() == LogicalTypeId::VARCHAR) {
+			parameter = Value(kept);
+		}
+	}
+	// Validates and keeps `value`; the kept text, or throws.
+	string Hand(const Value &value) const {
+		if (value.IsNull()) {
+			throw InvalidInputException("acl: %s cannot be NULL", name);
+		}
+		auto text = value.ToString();
+		OutGuard guard;
+		if (!acl_rs_session_setting(state, name, strlen(name), text.data(), text.size(), &guard.out)) {
+			throw InvalidInputException(guard.Text());
+		}
+		return guard.Text();
+	}
+	Owner owner; // keeps the state alive as long as the option
+	AclState *state;
+	const char *name;
+};
+
+void RegisterSetting(DatabaseInstance &db, const Owner &owner, AclState *state, const char *name,
+                     const char *description, LogicalType type, Value default_value) {
+	auto &config = DBConfig::GetConfig(db);
+	ExtensionOption option(description, std::move(type), nullptr, std::move(default_value), SetScope::GLOBAL, false,
+	                       false);
+	option.supports_session = false;
+	auto info = make_shared_ptr<AclSessionSettingInfo>(owner, state, name);
+	option.info = info;
+	config.AddExtensionOption(name, std::move(option));
+	// A value given before the extension was loaded (a connect-time config) is taken over without
+	// a call to OnSet: it is judged and handed over here, and one Rust refuses fails the load.
+	Value now;
+	if (db.TryGetCurrentSetting(name, now) && !now.IsNull()) {
+		info->Hand(now);
+	}
+}
+
+} // namespace
+
+void RegisterSessions(ExtensionLoader &loader, const Owner &owner, AclState *state) {
+	RegisterFunctions(loader, owner, state);
+	auto &db = loader.GetDatabaseInstance();
+	RegisterSetting(db, owner, state, SESSION_IDLE_TIMEOUT_SETTING,
+	                "seconds a session may stay unused before it ends (0: never)", LogicalType::UBIGINT,
+	                Value::UBIGINT(ACL_DEFAULT_SESSION_IDLE_TIMEOUT));
+	RegisterSetting(db, owner, state, MAX_SESSIONS_SETTING,
+	                "sessions the node holds at most; at the cap a new one is refused (0: no cap)",
+	                LogicalType::UBIGINT, Value::UBIGINT(ACL_DEFAULT_MAX_SESSIONS));
+	RegisterSetting(db, owner, state, SESSION_BINDING_SETTING,
+	                "'connect': a session's token exp is judged at open only; 'every_use': at every statement",
+	                LogicalType::VARCHAR, Value("connect"));
+}
+
+} // namespace acl_shim
