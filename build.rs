@@ -12,6 +12,7 @@ fn main() {
         "cpp/host_parse.cpp",
         "cpp/leakproof.cpp",
         "cpp/kept.cpp",
+        "cpp/pushdown.cpp",
         "cpp/acl_shim.hpp",
         "cpp/acl_ffi.hpp",
     ] {
@@ -28,7 +29,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp", "cpp/pushdown.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")

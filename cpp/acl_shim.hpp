@@ -54,6 +54,8 @@ struct ParsedRefs {
 
 // The typed guard's bind-time functions (leakproof.cpp); `owner` keeps `state` alive.
 void RegisterLeakproof(ExtensionLoader &loader, shared_ptr<ParserExtensionInfo> owner, AclState *state);
+// The guard dropped for leak-proof filters, on the bound plan (pushdown.cpp).
+void RegisterPushdown(DBConfig &config);
 
 // Throws on a statement it cannot read (the caller refuses it).
 void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
