@@ -53,6 +53,9 @@ bool SafeCast(const LogicalType &from, const LogicalType &to) {
 		return false;
 	}
 	auto f = from.id(), t = to.id();
+	if (t == LogicalTypeId::VARCHAR) {
+		return true; // every value has a text form (DuckDB's CastCanThrow says the same)
+	}
 	// integer ranges: [digits needed, signed?] and rank among the integer types
 	auto int_digits = [](LogicalTypeId id) -> int {
 		switch (id) {
@@ -288,6 +291,9 @@ bool Walk::LeakproofFunction(const BoundFunctionExpression &f) {
 	if (name == "lower" || name == "upper") {
 		return varchar(1);
 	}
+	if (name == "year") { // EXTRACT(YEAR …): total on DATE and TIMESTAMP (infinities give NULL)
+		return args.size() == 1 && (is(0, LogicalTypeId::DATE) || is(0, LogicalTypeId::TIMESTAMP));
+	}
 	if (name == "substring" || name == "substr") {
 		// raises only on an offset or length outside ±2^32: constants in range only
 		if ((args.size() != 2 && args.size() != 3) || !is(0, LogicalTypeId::VARCHAR)) {
@@ -375,7 +381,15 @@ void Walk::Visit(LogicalOperator &op) {
 		Children(op);
 		auto &proj = op.Cast<LogicalProjection>();
 		for (idx_t i = 0; i < proj.expressions.size(); i++) {
-			Set(proj.table_index, i, DefOf(*proj.expressions[i]));
+			auto &e = *proj.expressions[i];
+			auto d = DefOf(e);
+			// DuckDB's projection placement moves an item it believes cannot throw (its own
+			// function flags, which most functions leave unset) down the plan, through filters:
+			// one that this list cannot confirm keeps the guard on what it reads
+			if (!d.deps.empty() && !d.safe && !e.CanThrow() && !e.IsVolatile()) {
+				keep.insert(d.deps.begin(), d.deps.end());
+			}
+			Set(proj.table_index, i, std::move(d));
 		}
 		Guard(proj);
 		return;
