@@ -538,7 +538,10 @@ void Walk::Visit(LogicalOperator &op) {
 	case LogicalOperatorType::LOGICAL_CHUNK_GET:
 	case LogicalOperatorType::LOGICAL_DUMMY_SCAN:
 	case LogicalOperatorType::LOGICAL_EMPTY_RESULT:
-		Children(op); // a table function's input (its columns are then its own)
+		if (!op.children.empty()) {
+			// a table function over a relation's rows (in-out): what its columns hold is its own
+			throw Unknown {"table function with input"};
+		}
 		return;
 	default:
 		throw Unknown {LogicalOperatorToString(op.type)};
