@@ -149,7 +149,7 @@ demo: venv release
 # its symbols (the embedded copy is loaded from a memfd), for bench case (b)'s instruction count.
 BENCH_STAGE2 := build/bench/acl.duckdb_extension
 
-bench: venv release
+bench: venv release tpc-data
 	@mkdir -p build/bench
 	$(PY) extension-ci-tools/append_metadata.py $(STAGE2) $(BENCH_STAGE2) --extension-version $(EXT_VERSION)
 	$(PY) bench/bench.py --extension $(EXT) $$(command -v valgrind >/dev/null && echo --callgrind $(BENCH_STAGE2))
@@ -158,6 +158,25 @@ bench: venv release
 .PHONY: bench-star
 bench-star: venv release
 	$(PY) bench/bench.py --extension $(EXT) --cases h
+
+# (i, j) TPC-H SF1 and TPC-DS SF0.1 (issue 32): DuckDB 2.0.0 cannot install tpch/tpcds offline,
+# so a private venv with an older DuckDB and the extensions' PyPI packages writes the parquet.
+TPC_VENV := build/tpcvenv
+$(TPC_VENV)/bin/python:
+	$(PYTHON) -m venv $(TPC_VENV)
+	$(TPC_VENV)/bin/pip install -q duckdb==1.5.5 duckdb-extension-tpch==1.5.5 duckdb-extension-tpcds==1.5.5
+build/bench/tpch-sf1/queries.json: | $(TPC_VENV)/bin/python
+	$(TPC_VENV)/bin/python bench/tpc_gen.py tpch 1 build/bench/tpch-sf1
+build/bench/tpcds-sf0.1/queries.json: | $(TPC_VENV)/bin/python
+	$(TPC_VENV)/bin/python bench/tpc_gen.py tpcds 0.1 build/bench/tpcds-sf0.1
+.PHONY: tpc-data bench-tpc bench-leakproof
+tpc-data: build/bench/tpch-sf1/queries.json build/bench/tpcds-sf0.1/queries.json
+bench-tpc: venv release tpc-data
+	$(PY) bench/bench.py --extension $(EXT) --cases jk
+
+# The leak-proof differential test's full product (`make test` runs a seeded sample of 2 000).
+bench-leakproof: venv release
+	ACL_DIFF_CASES=all $(PY) test/python/test_leakproof_diff.py --extension $(EXT)
 
 clean:
 	rm -rf build target

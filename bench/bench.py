@@ -92,7 +92,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
     ap.add_argument("--rounds", type=int, default=ROUNDS)
-    ap.add_argument("--cases", default="abcdefghi", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--cases", default="abcdefghijk", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--tpch-dir", default="build/bench/tpch-sf1", help="(j) TPC-H parquet and queries (bench/tpc_gen.py)")
+    ap.add_argument("--tpcds-dir", default="build/bench/tpcds-sf0.1", help="(k) TPC-DS parquet and queries")
+    ap.add_argument("--tpc-seconds", type=float, default=3.0, help="(j, k) seconds of interleaved runs per query")
+    ap.add_argument("--tpc-queries", default="", help="(j, k) only these query numbers, e.g. '3,9'")
     ap.add_argument("--star-rows", type=int, default=2_000_000, help="(h) fact rows of the star schema")
     ap.add_argument("--star-seconds", type=float, default=6.0, help="(h) seconds of interleaved runs per query")
     ap.add_argument("--star-plans", action="store_true", help="(h) print how each query's two plans differ")
@@ -228,6 +232,18 @@ def main():
         print()
         from refs import refs_case
         refs_case(ext)
+
+    # (j) TPC-H and (k) TPC-DS, issue 32: the benchmarks' queries, sliced fact tables and a mask,
+    # vs hand-written views (bench/tpc.py); skipped when the data was not generated
+    only = {int(q) for q in args.tpc_queries.split(",") if q}
+    for case, kind, data in (("j", "tpch", args.tpch_dir), ("k", "tpcds", args.tpcds_dir)):
+        if case in args.cases:
+            print()
+            if not os.path.exists(os.path.join(data, "queries.json")):
+                print(f"({case}) {kind}: no data in {data} (make bench-tpc generates it)")
+                continue
+            from tpc import tpc_case
+            tpc_case(connect, ext, kind, os.path.abspath(data), seconds=args.tpc_seconds, only=only)
 
 
 CALLGRIND_CHILD = r"""

@@ -54,6 +54,8 @@ struct ParsedRefs {
 
 // The typed guard's bind-time functions (leakproof.cpp); `owner` keeps `state` alive.
 void RegisterLeakproof(ExtensionLoader &loader, shared_ptr<ParserExtensionInfo> owner, AclState *state);
+// The guard dropped for leak-proof filters, on the bound plan (pushdown.cpp).
+void RegisterPushdown(DBConfig &config);
 
 // `acl_enum_varchar` and the setting `acl_enum_types` (enums.cpp); `owner` keeps `state` alive.
 void RegisterEnums(ExtensionLoader &loader, DBConfig &config, DatabaseInstance &db,

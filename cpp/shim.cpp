@@ -420,6 +420,7 @@ void LoadInternal(ExtensionLoader &loader) {
 
 	RegisterLeakproof(loader, parser_info, state);
 	RegisterSessions(loader, parser_info, state);
+	RegisterPushdown(config);
 
 	AccessInfo access_info {new DatabaseWrapper(), db.GetExtensionAPIV1(), string()};
 	access_info.wrapper->database = make_shared_ptr<DuckDB>(db);

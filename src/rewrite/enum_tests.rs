@@ -62,16 +62,16 @@ fn object(p: &mut Policy, catalog: &str, name: &str, enums: Option<EnumTypes>) {
 #[test]
 fn a_sliced_read_takes_the_cast_above_its_filter() {
     let p = policy(EnumTypes::Sliced);
-    // the object's own row policy: the cast in the layer's projection, its filter reading the
-    // physical values
+    // the object's own row policy: the cast in the layer's projection around the guard, its
+    // filter reading the physical values
     rewrites(&p, "reader", "SELECT lvl FROM files",
-        r#"SELECT lvl FROM (SELECT $F(COLUMNS(*)) FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
+        r#"SELECT lvl FROM (SELECT $F(CASE WHEN tenant = 'acme' THEN COLUMNS(*) END) FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
     // with the full guard (a principal's predicate that is not leak-proof)
     rewrites(&p, "reader", "SELECT lvl FROM files WHERE error(lvl) IS NULL",
         r#"SELECT lvl FROM (SELECT $F(CASE WHEN tenant = 'acme' THEN COLUMNS(*) END) FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files" WHERE "error"(lvl) IS NULL"#);
     // the grant's slice, a virtual view, a virtual function: each narrows what is read
     rewrites(&p, "writer", "SELECT lvl FROM notes",
-        r#"SELECT lvl FROM (SELECT $F(COLUMNS(*)) FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "notes""#);
+        r#"SELECT lvl FROM (SELECT $F(CASE WHEN tenant = 'acme' THEN COLUMNS(*) END) FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "notes""#);
     rewrites(&p, "reader", "SELECT lvl FROM v",
         r#"SELECT lvl FROM (SELECT $F(COLUMNS(*)) FROM (SELECT lvl FROM phys.main.docs) AS "__acl_p0") AS "v""#);
     rewrites(&p, "reader", "SELECT lvl FROM big(1)",
@@ -94,16 +94,16 @@ fn a_table_read_whole_keeps_its_type_unless_the_operator_says_varchar() {
 fn keep_shows_duckdbs_type_and_an_objects_own_choice_wins() {
     let mut p = policy(EnumTypes::Keep);
     rewrites(&p, "reader", "SELECT lvl FROM files",
-        r#"SELECT lvl FROM (SELECT * FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
+        r#"SELECT lvl FROM (SELECT CASE WHEN tenant = 'acme' THEN COLUMNS(*) END FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
     rewrites(&p, "reader", "SELECT lvl FROM big(1)",
         r#"SELECT lvl FROM (SELECT "__acl_p0".* FROM (VALUES (CAST(1 AS INT))) AS "__acl_args" ("a1"), LATERAL (SELECT lvl FROM "phys"."main"."docs" WHERE id > "__acl_args"."a1") AS "__acl_p0") AS "big""#);
     object(&mut p, "d", "files", Some(EnumTypes::Sliced));
     rewrites(&p, "reader", "SELECT lvl FROM files",
-        r#"SELECT lvl FROM (SELECT $F(COLUMNS(*)) FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
+        r#"SELECT lvl FROM (SELECT $F(CASE WHEN tenant = 'acme' THEN COLUMNS(*) END) FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
     let mut p = policy(EnumTypes::Varchar);
     object(&mut p, "d", "files", Some(EnumTypes::Keep));
     rewrites(&p, "reader", "SELECT lvl FROM files",
-        r#"SELECT lvl FROM (SELECT * FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
+        r#"SELECT lvl FROM (SELECT CASE WHEN tenant = 'acme' THEN COLUMNS(*) END FROM "phys"."main"."docs" AS "__acl_p0" WHERE tenant = 'acme') AS "files""#);
 }
 
 #[test]

@@ -21,6 +21,9 @@ mod errors;
 mod explain;
 mod functions;
 mod gate;
+// The text-level leak-proof analysis is no longer consulted (issue 32): kept, with its tests, until
+// the typed guard's code (authz::slices::Typing, authz::types, cpp/leakproof.cpp) is removed with it.
+#[allow(dead_code)]
 mod leakproof;
 mod metadata;
 pub mod parse;

@@ -33,8 +33,11 @@ pub(super) fn apply_in(
     view_body: bool,
     faults: crate::faults::Faults,
 ) -> Result<()> {
-    // Decided on the statement as the principal wrote it, before any subquery is put in.
-    let leakproof = if view_body || persistent_view { None } else { super::leakproof::analyse(stmt) };
+    // Every layer keeps its full guard: which guards DuckDB may drop is decided on the bound plan
+    // (cpp/pushdown.cpp; spec 002, "Guard and leak-proof pushdown"), where types, aliases, struct
+    // fields and constant folding are known. The text-level analysis took them for guesses (issue 32).
+    let _ = (view_body, persistent_view, stmt as &Statement);
+    let leakproof: Option<super::leakproof::LeakProof> = None;
     let mut r = Resolver {
         leakproof,
         view,

@@ -234,36 +234,22 @@ fn sliced_objects_become_guarded_subqueries() {
     let principal = Principal::role("analyst");
     let view = View::new(&p, &principal).unwrap();
     let fns = super::FnGate::new(&p, &principal);
-    assert_eq!(
-        statement(&view, &fns, "SELECT id FROM people WHERE ssn IS NULL").unwrap(),
-        r#"SELECT id FROM (SELECT * FROM (SELECT "id", CASE WHEN tenant = $acl$ac'me$acl$ THEN NULL END AS "ssn" FROM "phys"."main"."people" AS "__acl_l0" WHERE tenant = $acl$ac'me$acl$) AS "__acl_p0" WHERE id > 1) AS "people" WHERE ssn IS NULL"#
-    );
-    // a predicate that can raise: every layer guards its input with one CASE, a mask is guarded
-    // by the layer's predicate on the input's own values
-    assert_eq!(
-        statement(&view, &fns, "SELECT id FROM people WHERE 1 // id = 1").unwrap(),
-        r#"SELECT id FROM (SELECT CASE WHEN id > 1 THEN COLUMNS(*) END FROM (SELECT "id", CASE WHEN "__acl_ok" THEN NULL END AS "ssn" FROM (SELECT CASE WHEN tenant = $acl$ac'me$acl$ THEN COLUMNS(*) END, (tenant = $acl$ac'me$acl$) AS "__acl_ok" FROM "phys"."main"."people" AS "__acl_l0" WHERE tenant = $acl$ac'me$acl$) AS "__acl_g0") AS "__acl_p0" WHERE id > 1) AS "people" WHERE 1 // id = 1"#
-    );
-    // comparisons with literals, the column types unknown: the guard DuckDB folds, by the type
-    // it binds, to the plain columns or the full guard (and that reports the type)
-    let typed = statement(&view, &fns, "SELECT id FROM people WHERE id = 7").unwrap();
-    let probe = r#"SELECT CASE WHEN "system".main.acl_leakproof('"phys"."main"."people"."id"', 'N', "id") OR (id > 1) THEN COLUMNS(*) END FROM"#;
-    assert!(typed.contains(probe), "{typed}");
-    // a comparison on the masked column needs no type where it is masked (the mask is guarded);
-    // above, the mask's output is what is compared (no physical column: never known)
-    let masked = statement(&view, &fns, "SELECT id FROM people WHERE ssn = 'x'").unwrap();
-    assert!(masked.contains(r#"(SELECT "id", CASE WHEN tenant = $acl$ac'me$acl$ THEN NULL END AS "ssn" FROM "phys""#), "{masked}");
-    assert!(masked.contains(r#"SELECT CASE WHEN "system".main.acl_leakproof('', 'T', "ssn") OR (id > 1) THEN COLUMNS(*) END"#), "{masked}");
-    // the types known: safe, no guard but the strict check in the filter; unsafe, the full guard
+    // every layer guards its input with one CASE, whatever the principal's predicates (which
+    // guards DuckDB may drop is decided on the bound plan: cpp/pushdown.cpp, issue 32); a mask is
+    // guarded by the layer's predicate on the input's own values
+    let guarded = |w: &str| {
+        format!(
+            r#"SELECT id FROM (SELECT CASE WHEN id > 1 THEN COLUMNS(*) END FROM (SELECT "id", CASE WHEN "__acl_ok" THEN NULL END AS "ssn" FROM (SELECT CASE WHEN tenant = $acl$ac'me$acl$ THEN COLUMNS(*) END, (tenant = $acl$ac'me$acl$) AS "__acl_ok" FROM "phys"."main"."people" AS "__acl_l0" WHERE tenant = $acl$ac'me$acl$) AS "__acl_g0") AS "__acl_p0" WHERE id > 1) AS "people" WHERE {w}"#
+        )
+    };
+    for w in ["1 // id = 1", "ssn IS NULL", "id = 7", "ssn = 'x'", "id = '7'"] {
+        assert_eq!(statement(&view, &fns, &format!("SELECT id FROM people WHERE {w}")).unwrap(), guarded(w), "{w}");
+    }
+    // known column types change nothing either
     let types = crate::authz::ColumnTypes::default();
     let view = View::new(&p, &principal).unwrap().with_types(&types);
     types.note(r#""phys"."main"."people"."id""#, "INTEGER");
-    assert_eq!(
-        statement(&view, &fns, "SELECT id FROM people WHERE id = 7").unwrap(),
-        r#"SELECT id FROM (SELECT * FROM (SELECT "id", CASE WHEN tenant = $acl$ac'me$acl$ THEN NULL END AS "ssn" FROM "phys"."main"."people" AS "__acl_l0" WHERE tenant = $acl$ac'me$acl$ AND "system".main.acl_leakproof_strict('N', "id")) AS "__acl_p0" WHERE id > 1 AND "system".main.acl_leakproof_strict('N', "id")) AS "people" WHERE id = 7"#
-    );
-    let text = statement(&view, &fns, "SELECT id FROM people WHERE id = '7'").unwrap();
-    assert!(text.contains(r#"SELECT CASE WHEN id > 1 THEN COLUMNS(*) END FROM"#), "{text}");
+    assert_eq!(statement(&view, &fns, "SELECT id FROM people WHERE id = 7").unwrap(), guarded("id = 7"));
     // a missing claim is NULL: the predicate fails closed
     let other = Principal::role("clerk");
     let view = View::new(&p, &other).unwrap();
