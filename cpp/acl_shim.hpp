@@ -56,6 +56,8 @@ struct ParsedRefs {
 void RegisterLeakproof(ExtensionLoader &loader, shared_ptr<ParserExtensionInfo> owner, AclState *state);
 // The guard dropped for leak-proof filters, on the bound plan (pushdown.cpp).
 void RegisterPushdown(DBConfig &config);
+// A cast from `from` to `to` that cannot fail for any value (cpp/pushdown_casts.cpp).
+bool PushdownSafeCast(const LogicalType &from, const LogicalType &to);
 
 // `acl_enum_varchar` and the setting `acl_enum_types` (enums.cpp); `owner` keeps `state` alive.
 void RegisterEnums(ExtensionLoader &loader, DBConfig &config, DatabaseInstance &db,

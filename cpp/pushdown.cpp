@@ -44,78 +44,6 @@ Key KeyOf(const ColumnBinding &b) {
 	return {b.table_index.index, b.column_index.GetIndex()};
 }
 
-// Casts that cannot fail for any value of the source type (widening numerics).
-bool SafeCast(const LogicalType &from, const LogicalType &to) {
-	if (from == to) {
-		return true;
-	}
-	if (from.HasAlias() || to.HasAlias()) {
-		return false;
-	}
-	auto f = from.id(), t = to.id();
-	if (t == LogicalTypeId::VARCHAR) {
-		return true; // every value has a text form (DuckDB's CastCanThrow says the same)
-	}
-	// integer ranges: [digits needed, signed?] and rank among the integer types
-	auto int_digits = [](LogicalTypeId id) -> int {
-		switch (id) {
-		case LogicalTypeId::TINYINT:
-		case LogicalTypeId::UTINYINT:
-			return 3;
-		case LogicalTypeId::SMALLINT:
-		case LogicalTypeId::USMALLINT:
-			return 5;
-		case LogicalTypeId::INTEGER:
-		case LogicalTypeId::UINTEGER:
-			return 10;
-		case LogicalTypeId::BIGINT:
-			return 19;
-		case LogicalTypeId::UBIGINT:
-			return 20;
-		default:
-			return 0;
-		}
-	};
-	auto contains = [](LogicalTypeId outer, LogicalTypeId inner) {
-		// outer's range contains inner's
-		static const std::map<LogicalTypeId, std::set<LogicalTypeId>> wider {
-		    {LogicalTypeId::SMALLINT, {LogicalTypeId::TINYINT, LogicalTypeId::UTINYINT}},
-		    {LogicalTypeId::INTEGER,
-		     {LogicalTypeId::TINYINT, LogicalTypeId::UTINYINT, LogicalTypeId::SMALLINT, LogicalTypeId::USMALLINT}},
-		    {LogicalTypeId::BIGINT,
-		     {LogicalTypeId::TINYINT, LogicalTypeId::UTINYINT, LogicalTypeId::SMALLINT, LogicalTypeId::USMALLINT,
-		      LogicalTypeId::INTEGER, LogicalTypeId::UINTEGER}},
-		    {LogicalTypeId::HUGEINT,
-		     {LogicalTypeId::TINYINT, LogicalTypeId::UTINYINT, LogicalTypeId::SMALLINT, LogicalTypeId::USMALLINT,
-		      LogicalTypeId::INTEGER, LogicalTypeId::UINTEGER, LogicalTypeId::BIGINT, LogicalTypeId::UBIGINT}},
-		    {LogicalTypeId::USMALLINT, {LogicalTypeId::UTINYINT}},
-		    {LogicalTypeId::UINTEGER, {LogicalTypeId::UTINYINT, LogicalTypeId::USMALLINT}},
-		    {LogicalTypeId::UBIGINT, {LogicalTypeId::UTINYINT, LogicalTypeId::USMALLINT, LogicalTypeId::UINTEGER}},
-		    {LogicalTypeId::UHUGEINT,
-		     {LogicalTypeId::UTINYINT, LogicalTypeId::USMALLINT, LogicalTypeId::UINTEGER, LogicalTypeId::UBIGINT}},
-		};
-		auto it = wider.find(outer);
-		return it != wider.end() && it->second.count(inner) > 0;
-	};
-	if (contains(t, f)) {
-		return true;
-	}
-	bool numeric_from = int_digits(f) > 0 || f == LogicalTypeId::HUGEINT || f == LogicalTypeId::UHUGEINT ||
-	                    f == LogicalTypeId::FLOAT || f == LogicalTypeId::DECIMAL;
-	if (t == LogicalTypeId::DOUBLE && numeric_from) {
-		return true; // every such value is a finite double (UHUGEINT's maximum is ~3.4e38)
-	}
-	if (t == LogicalTypeId::DECIMAL) {
-		auto tw = DecimalType::GetWidth(to), ts = DecimalType::GetScale(to);
-		if (f == LogicalTypeId::DECIMAL) {
-			auto fw = DecimalType::GetWidth(from), fs = DecimalType::GetScale(from);
-			return ts >= fs && tw - ts >= fw - fs;
-		}
-		return int_digits(f) > 0 && tw - ts >= int_digits(f);
-	}
-	return false;
-}
-
 class Walk {
 public:
 	explicit Walk(ClientContext &context_p) : context(context_p) {
@@ -134,6 +62,8 @@ private:
 	std::map<idx_t, std::vector<Def>> ctes;
 	std::vector<std::pair<LogicalProjection *, idx_t>> guards;
 	std::set<Guarded> keep;
+	bool raising = false;      // some filter position holds a conjunct that may raise
+	std::set<Guarded> linked;  // what the sides of a column-to-column comparison read
 
 	Def Of(const ColumnBinding &b) {
 		auto it = defs.find(KeyOf(b));
@@ -169,9 +99,23 @@ private:
 		}
 		std::set<Guarded> d;
 		Deps(e, d);
-		if (!d.empty() && !CannotRaise(e)) {
+		if (!CannotRaise(e)) {
+			raising = true;
 			keep.insert(d.begin(), d.end());
+		} else if (e.GetExpressionClass() == ExpressionClass::BOUND_COMPARISON) {
+			auto &cmp = e.Cast<BoundComparisonExpression>();
+			Link(*cmp.left, *cmp.right);
 		}
+	}
+	// Two sides of a comparison that both read columns: DuckDB's filter combiner makes equal
+	// expressions one set and copies every filter on one member to the others (whether it can
+	// raise or not), so a filter that raises, wherever it stands, may land on either side.
+	void Link(const Expression &l, const Expression &r) {
+		if (l.IsFoldable() || r.IsFoldable()) {
+			return;
+		}
+		Deps(l, linked);
+		Deps(r, linked);
 	}
 	void Set(TableIndex t, idx_t i, Def d) {
 		defs[{t.index, i}] = std::move(d);
@@ -247,7 +191,7 @@ bool Walk::CannotRaise(const Expression &e) {
 		}
 		if (BoundCastExpression::IsCast(e)) {
 			return BoundCastExpression::IsTryCast(f) ||
-			       SafeCast(BoundCastExpression::SourceType(f), BoundCastExpression::TargetType(f));
+			       PushdownSafeCast(BoundCastExpression::SourceType(f), BoundCastExpression::TargetType(f));
 		}
 		auto type = e.GetExpressionType();
 		if (BoundComparisonExpression::IsComparison(e) || type == ExpressionType::COMPARE_BETWEEN ||
@@ -369,7 +313,8 @@ void Walk::Guard(LogicalProjection &proj) {
 		// its value is the column below, unchanged: it depends on this guard and on the column's own
 		auto d = DefOf(*check.then_expr);
 		d.deps.insert({&proj, i});
-		d.safe = true;
+		// as safe as the column it passes on (a guard over an expression that may raise is not)
+		d.safe = Of(check.then_expr->Cast<BoundColumnRefExpression>().Binding()).safe;
 		Set(proj.table_index, i, std::move(d));
 		guards.emplace_back(&proj, i);
 	}
@@ -510,9 +455,12 @@ void Walk::Visit(LogicalOperator &op) {
 			std::set<Guarded> d;
 			Deps(cond.GetLHS(), d);
 			Deps(cond.GetRHS(), d);
-			if (!d.empty() && !(CannotRaise(cond.GetLHS()) && CannotRaise(cond.GetRHS()) &&
-			                    cond.GetLHS().GetReturnType() == cond.GetRHS().GetReturnType())) {
+			if (!(CannotRaise(cond.GetLHS()) && CannotRaise(cond.GetRHS()) &&
+			      cond.GetLHS().GetReturnType() == cond.GetRHS().GetReturnType())) {
+				raising = true;
 				keep.insert(d.begin(), d.end());
+			} else {
+				Link(cond.GetLHS(), cond.GetRHS());
 			}
 		}
 		for (auto &e : op.expressions) {
@@ -549,6 +497,11 @@ void Walk::Visit(LogicalOperator &op) {
 }
 
 size_t Walk::Apply() {
+	// A conjunct that may raise can be copied across every comparison of columns (above): then no
+	// guard on either side of one is dropped.
+	if (raising) {
+		keep.insert(linked.begin(), linked.end());
+	}
 	size_t dropped = 0;
 	for (auto &g : guards) {
 		if (keep.count(g)) {
