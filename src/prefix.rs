@@ -59,7 +59,8 @@ pub enum Mode {
     Sql,
     /// `ACL ROLE "r" ACL <management statements>`: run under the principal's admin scope.
     Management,
-    /// `ACL ROLE "r" ACL NATIVE <sql>`: passed to DuckDB as written (passthrough only).
+    /// `ACL ROLE "r" ACL NATIVE <sql>`: passed to DuckDB as written (passthrough only); `ACL
+    /// ADMIN ACL NATIVE <sql>` the same under the anonymous admin gate.
     Native,
 }
 
@@ -118,9 +119,18 @@ pub fn split<'q>(query: &'q str, tokens: &[Token]) -> Result<Option<Batch<'q>>> 
     };
     let mut mode = if prefix == Prefix::Admin { Mode::Management } else { Mode::Sql };
     // After a principal's prefix, `ACL` (a word, not a string or a quoted name) starts
-    // management for the whole batch, and `ACL NATIVE` native SQL.
+    // management for the whole batch, and `ACL NATIVE` native SQL; after `ACL ADMIN`, `ACL
+    // NATIVE` is native SQL too (the reference system's spelling; `ACL ADMIN <plain SQL>` is).
     let word = |i: usize| tokens[i].kind != TokenKind::String && !text(i).starts_with('"');
-    if mode == Mode::Sql {
+    if prefix == Prefix::Admin {
+        let mut rest = tokens.iter().enumerate().skip(body_from).filter(|(_, t)| t.kind != TokenKind::Comment);
+        let acl = rest.next().filter(|(i, _)| word(*i) && text(*i).eq_ignore_ascii_case("acl"));
+        let native = rest.next().filter(|(i, _)| word(*i) && text(*i).eq_ignore_ascii_case("native"));
+        if let (Some(_), Some((native, _))) = (acl, native) {
+            mode = Mode::Native;
+            body_from = native + 1;
+        }
+    } else {
         let mut rest = tokens.iter().enumerate().skip(body_from).filter(|(_, t)| t.kind != TokenKind::Comment);
         if let Some((acl, _)) = rest.next().filter(|(i, _)| word(*i) && text(*i).eq_ignore_ascii_case("acl")) {
             mode = Mode::Management;
@@ -314,9 +324,14 @@ mod tests {
         for q in ["ACL ROLE r 'acl' GRANT", "ACL ROLE r \"acl\" GRANT", "ACL ROLE r SELECT 1; ACL GRANT"] {
             assert_eq!(split_str(q).unwrap().unwrap().mode, Mode::Sql, "{q}");
         }
-        // ACL ADMIN is management; a second ACL after it is not a mode.
-        let b = split_str("ACL ADMIN ACL NATIVE SELECT 1").unwrap().unwrap();
-        assert_eq!((b.mode, b.statements), (Mode::Management, vec!["ACL NATIVE SELECT 1"]));
+        // ACL ADMIN is management, but ACL NATIVE after it is native SQL (issue 34, item 3);
+        // ACL alone after it is not a mode.
+        let b = split_str("ACL ADMIN ACL NATIVE SELECT 1; SELECT 2").unwrap().unwrap();
+        assert_eq!((b.prefix, b.mode, b.statements), (Prefix::Admin, Mode::Native, vec!["SELECT 1", "SELECT 2"]));
+        let b = split_str("ACL ADMIN ACL GRANT CATALOG c TO ROLE r").unwrap().unwrap();
+        assert_eq!((b.mode, b.statements), (Mode::Management, vec!["ACL GRANT CATALOG c TO ROLE r"]));
+        let b = split_str("ACL ADMIN 'acl' NATIVE SELECT 1").unwrap().unwrap();
+        assert_eq!(b.mode, Mode::Management);
     }
 
     #[test]

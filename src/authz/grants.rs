@@ -24,7 +24,7 @@ pub enum GrantKind {
     Catalog,
     /// `GRANT SCHEMA c.s`: on the virtual schema of the name used.
     Schema,
-    /// `GRANT TABLE|VIEW|OBJECT`: on the object used itself (it refines the catalog grant).
+    /// `GRANT TABLE|VIEW|OBJECT`: on the object used itself (the most specific grant).
     Object,
     /// `GRANT FUNCTION f`: on the function used, by name.
     Function,
@@ -97,8 +97,9 @@ fn index(i: usize) -> u16 {
 
 impl View<'_> {
     /// The grants that allow `needed` on `key`: per role of the principal that holds all of
-    /// `needed` there, its object grant when it has one (the object grant decides: it refines
-    /// the catalog grant), else its catalog grant; in a virtual schema, its schema grant.
+    /// `needed` there, the most specific of its grants that states capabilities (`level`: an
+    /// object grant that states none names the grant it inherits from); in a virtual schema,
+    /// its schema grant.
     pub fn grants(&self, key: &ObjKey, needed: Caps) -> Vec<Grant> {
         let mut out = Vec::new();
         let schema = self.policy.virtual_schema(&key.catalog, &key.schema).map(|_| (key.catalog.clone(), key.schema.clone()));
@@ -109,14 +110,9 @@ impl View<'_> {
                     _ => continue,
                 }
             } else {
-                match super::role_caps(role, key) {
-                    Some(c) if c.contains(needed) => {}
+                match super::level(role, key) {
+                    Some((c, kind)) if c.contains(needed) => kind,
                     _ => continue,
-                }
-                if role.object_grants.contains_key(key) {
-                    GrantKind::Object
-                } else {
-                    GrantKind::Catalog
                 }
             };
             out.push(Grant { role: Some(index(i)), kind });
@@ -147,6 +143,43 @@ pub fn function_grants<'a>(fns: &FunctionPolicy, roles: impl Iterator<Item = &'a
     for (i, r) in roles.enumerate() {
         if let Some(g) = fns.role_grants.get(r) {
             add(Some(index(i)), g);
+        }
+    }
+    out
+}
+
+/// One role's effective capabilities on one object (`acl_effective_grants()`, spec 001,
+/// "Capabilities"): what a principal holding only that role may do there, and the grant that
+/// decided it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Effective<'p> {
+    pub role: &'p str,
+    pub key: ObjKey,
+    /// `false`: a virtual schema (`key.name` empty), where every name holds `caps`.
+    pub object: bool,
+    pub caps: Caps,
+    pub by: GrantKind,
+}
+
+/// Every role's effective capabilities on every listed object its grants reach, and on every
+/// virtual schema a schema grant of a data capability reaches (role, then catalog, schema, name).
+pub fn effective(policy: &Policy) -> Vec<Effective<'_>> {
+    let mut out = Vec::new();
+    for (name, role) in &policy.roles {
+        for (catalog, cat) in &policy.catalogs {
+            for (schema, object) in cat.objects.keys() {
+                let key = ObjKey { catalog: catalog.clone(), schema: schema.clone(), name: object.clone() };
+                if let Some((caps, by)) = super::level(role, &key).filter(|(c, _)| !c.is_empty()) {
+                    out.push(Effective { role: name, key, object: true, caps, by });
+                }
+            }
+            for schema in cat.schemas.keys() {
+                let Some(caps) = role.schema_grants.get(&(catalog.clone(), schema.clone())).map(|c| c.data()) else { continue };
+                if !caps.is_empty() {
+                    let key = ObjKey { catalog: catalog.clone(), schema: schema.clone(), name: String::new() };
+                    out.push(Effective { role: name, key, object: false, caps, by: GrantKind::Schema });
+                }
+            }
         }
     }
     out

@@ -165,8 +165,8 @@ impl<'p> View<'p> {
         })
     }
 
-    /// The capabilities the principal holds on `key`: per role, a catalog grant refined (never
-    /// widened) by an object grant; then the union over roles. `None`: nothing grants it.
+    /// The capabilities the principal holds on `key`: per role, those of its most specific grant
+    /// there (`role_caps`); then the union over roles. `None`: nothing grants it.
     pub fn caps(&self, key: &ObjKey) -> Option<Caps> {
         self.roles.iter().filter_map(|r| role_caps(r, key)).reduce(Caps::union)
     }
@@ -397,22 +397,47 @@ fn temp_prefix(roles: &[String], claims: &BTreeMap<&str, Option<&str>>) -> Strin
     out
 }
 
-/// One role's capabilities on `key`: its catalog grant refined (never widened) by its object grant.
-/// An object grant of the explicit empty set (`CAPS '{}'`) takes the object back: the role holds
-/// nothing on it, so it does not resolve for the role at all (as if never granted).
+/// One role's capabilities on `key`: those of the most specific of its grants that states any
+/// (`level`).
 fn role_caps(role: &Role, key: &ObjKey) -> Option<Caps> {
-    let cat = role.catalog_grants.get(&key.catalog);
+    level(role, key).map(|(caps, _)| caps)
+}
+
+/// One role's capabilities on the listed object `key`, and the grant that decided them: the most
+/// specific of its grants that states capabilities — object, then schema, then catalog (spec
+/// 001, "Capabilities"). An object grant that states none inherits the next level's, or holds
+/// the five data capabilities when it is the role's only grant there. Only capabilities take
+/// one level: predicates and column lists compose down the chain (`View::layers`). An object
+/// grant of the explicit empty set (`CAPS '{}'`) takes the object back: the role holds nothing
+/// on it, so it does not resolve for the role at all.
+pub(crate) fn level(role: &Role, key: &ObjKey) -> Option<(Caps, GrantKind)> {
     let obj = role.object_grants.get(key);
-    if obj.is_some_and(|o| !o.holds_something()) {
-        return None;
+    if let Some(o) = obj {
+        if !o.holds_something() {
+            return None;
+        }
+        if let Some(caps) = o.caps {
+            return Some((caps.data(), GrantKind::Object));
+        }
     }
-    match (cat, obj) {
-        (Some(c), Some(o)) => Some(c.caps.data().intersect(o.caps.unwrap_or(c.caps))),
-        (Some(c), None) => Some(c.caps.data()),
-        (None, Some(o)) => Some(o.caps.unwrap_or(Caps::DATA)),
+    // A schema grant on a schema that holds listed objects (only a virtual schema takes one
+    // today, and its names are resolved by `View::object`, not here). Found without building a
+    // key: a role has few schema grants. `CAPS '{}'` takes the schema's objects back, as on an
+    // object; one that holds only `create`/`drop` states no data capability and inherits.
+    let schema = role.schema_grants.iter().find(|((c, s), _)| *c == key.catalog && *s == key.schema).map(|(_, c)| *c);
+    match schema {
+        Some(caps) if caps.is_empty() => return None,
+        Some(caps) if !caps.data().is_empty() => return Some((caps.data(), GrantKind::Schema)),
+        _ => {}
+    }
+    match (role.catalog_grants.get(&key.catalog), obj) {
+        (Some(c), _) => Some((c.caps.data(), GrantKind::Catalog)),
+        (None, Some(_)) => Some((Caps::DATA, GrantKind::Object)),
         (None, None) => None,
     }
 }
 
 #[cfg(test)]
 mod claim_tests;
+#[cfg(test)]
+mod level_tests;

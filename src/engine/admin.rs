@@ -209,6 +209,25 @@ pub fn native(policy: &Policy, principal: &Principal, statements: &[&str]) -> Re
     })
 }
 
+/// Anonymous `ACL ADMIN <DuckDB's own SQL>` and `ACL ADMIN ACL NATIVE <sql>` (the reference
+/// system's forms; spec 007): the statements as written, under the same gate as anonymous
+/// management. Such a batch is the gateway's, as unprefixed SQL is; with a policy store and the
+/// gate closed it is refused like any anonymous administration.
+pub fn native_anonymous(state: &State, policy: &Policy, settings: &Settings, statements: &[&str]) -> Result<Output> {
+    anonymous_allowed(state, settings)?;
+    Ok(Output {
+        sql: statements.join(";\n"),
+        statements: statements.len(),
+        names: String::new(),
+        checks: vec![None; statements.len()],
+        version: policy.version,
+        expires: 0,
+        reuse: None,
+        principal: String::new(),
+        native: true,
+    })
+}
+
 /// Anonymous `ACL ADMIN` (and the gateway's own `acl_exec`): always in memory mode; with a
 /// policy store in use only while `acl_allow_anonymous_admin` is on.
 fn anonymous_allowed(state: &State, settings: &Settings) -> Result<()> {

@@ -38,6 +38,7 @@ pub const LISTINGS: &[Listing] = &[
     table_listing!("acl_grants", layout::CATALOG_GRANTS),
     table_listing!("acl_object_grants", layout::OBJECT_GRANTS),
     table_listing!("acl_schema_grants", layout::SCHEMA_GRANTS),
+    Listing { name: "acl_effective_grants", columns: EFFECTIVE_COLUMNS, rows: |s| effective_rows(&s.policy()) },
     table_listing!("acl_admins", layout::ADMINS),
     table_listing!("acl_resource_groups", layout::RESOURCE_GROUPS),
     table_listing!("acl_resource_group_grants", layout::RESOURCE_GROUP_GRANTS),
@@ -158,6 +159,36 @@ const CATEGORY_COLUMNS: &[(&str, Ty)] = &[
     ("function_kind", Ty::Text),
     ("category", Ty::Text),
 ];
+
+/// `acl_effective_grants()`: per role and object, the capabilities a principal holding only that
+/// role has there (the most specific grant's, spec 001 "Capabilities") and which grant decided
+/// them; a virtual schema's row (name NULL) holds for every name in it. Not a store table: it is
+/// what the grants of `acl_grants()`, `acl_schema_grants()` and `acl_object_grants()` amount to.
+const EFFECTIVE_COLUMNS: &[(&str, Ty)] = &[
+    ("role", Ty::Text),
+    ("catalog", Ty::Text),
+    ("schema", Ty::Text),
+    ("name", Ty::Text),
+    ("caps", Ty::Text),
+    ("decided_by", Ty::Text),
+];
+
+fn effective_rows(policy: &Policy) -> Vec<Row> {
+    use crate::authz::GrantKind;
+    crate::authz::grants::effective(policy)
+        .into_iter()
+        .map(|e| {
+            let by = match e.by {
+                GrantKind::Object => "object",
+                GrantKind::Schema => "schema",
+                _ => "catalog",
+            };
+            let caps = serde_json::to_string(&e.caps.names()).ok();
+            let name = e.object.then_some(e.key.name);
+            vec![Some(e.role.to_string()), Some(e.key.catalog), Some(e.key.schema), name, caps, Some(by.to_string())]
+        })
+        .collect()
+}
 
 /// `acl_function_categories()`: every host key with each category that holds it now (`never`
 /// for the never set, NULL when no category does), pragmas as `never`, and functions operators

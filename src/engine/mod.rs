@@ -188,6 +188,11 @@ fn batch_with(
     tokenize: &dyn Tokenize,
 ) -> Result<Output> {
     if let Prefix::Admin = batch.prefix {
+        // `ACL ADMIN ACL NATIVE <sql>`, or a batch of DuckDB's own statements only: run as written
+        // under the anonymous admin gate (issue 34, item 3); a mixed batch is refused.
+        if batch.mode == Mode::Native || !batch.statements.iter().any(|s| crate::admin::is_management(s)) {
+            return admin::native_anonymous(state, policy, settings, &batch.statements);
+        }
         return admin::batch(state, policy, settings, &batch.statements, None);
     }
     let who = principal::of(state, policy, &batch.prefix, settings)?;

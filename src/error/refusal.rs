@@ -113,7 +113,8 @@ pub enum StatementNotPermitted {
     KindHere { kind: String },
     #[error("SELECT … INTO is not permitted")]
     SelectInto,
-    #[error("ACL ADMIN takes only management statements")]
+    /// A batch that mixes management statements and DuckDB's own.
+    #[error("ACL ADMIN takes only management statements, or only DuckDB's own statements: send them in separate batches")]
     AdminTakesManagementOnly,
     /// `ACL ROLE "r" ACL <not management>`.
     #[error("ACL after a prefix takes only management statements (or NATIVE <sql>)")]

@@ -118,7 +118,7 @@ pub(super) fn confine(w: &WriteSlice, m: &mut Merge, alias: &str) -> Result<()> 
             MergeAction::Insert(ins) => match &mut ins.kind {
                 MergeInsertKind::Values(values) => {
                     let mut rows: Vec<Vec<Expr>> = values.rows.iter().map(|r| r.content.clone()).collect();
-                    w.check_insert_values(&ins.columns, &mut rows)?;
+                    w.check_insert_values(&mut ins.columns, &mut rows)?;
                     for (r, new) in values.rows.iter_mut().zip(rows) {
                         r.content = new;
                     }

@@ -11,7 +11,13 @@
 //! - Only the grant's plain columns are writable, and on a column-restricted target every
 //!   expression the write evaluates names only granted columns (`columns`).
 //!
-//! Targets with the object's own COLUMNS/RLS, or a grant column mask, stay read-only.
+//! - A grant column with a closed value expression (`tenant = acl_claim('tenant')`, `ssn = NULL`:
+//!   no column reference) supplies the value on write (`supplied`): INSERT adds it, or puts it in
+//!   place of what the principal gave; UPDATE and MERGE … UPDATE cannot set it; write expressions
+//!   cannot read it (it reads the stored value, not the mask). Issue 34, item 2.
+//!
+//! Targets with the object's own COLUMNS/RLS, or a grant column whose expression reads columns
+//! (a rename, a mask over a column, a computed column), stay read-only.
 mod columns;
 pub(super) mod enums;
 mod merge;
@@ -44,6 +50,8 @@ pub(super) struct WriteSlice {
     object: String,
     /// The names under which DuckDB may bind the target row (`columns`).
     names: columns::TargetNames,
+    /// Columns whose value the grant supplies on INSERT (claims substituted), in grant order.
+    supplied: Vec<(String, Expr)>,
 }
 
 /// `Ok(None)`: the target is not sliced. Refuses targets that cannot be written at all.
@@ -64,15 +72,26 @@ pub(super) fn for_target(
     }
     let mut preds = Vec::new();
     let mut writable: Option<BTreeSet<String>> = None;
+    let mut supplied: Vec<(String, Expr)> = Vec::new();
     for layer in layers {
         // The union of roles that show different columns: which role's slice a written row
         // falls under is not one answer, so such a target is read-only.
         let Layer::Slice(layer) = layer else { return Err(read_only()) };
         if let Some(cols) = &layer.columns {
-            if cols.iter().any(|c| c.expr.is_some()) {
-                return Err(read_only());
+            let mut names = BTreeSet::new();
+            for c in cols {
+                let Some(e) = &c.expr else {
+                    names.insert(c.name.clone());
+                    continue;
+                };
+                // Only a value that reads no column can be supplied; and one value per column
+                // (two layers supplying it would not agree on which one a row holds).
+                let Some(value) = closed(e)? else { return Err(read_only()) };
+                if supplied.iter().any(|(n, _)| *n == c.name) {
+                    return Err(read_only());
+                }
+                supplied.push((c.name.clone(), value));
             }
-            let names: BTreeSet<String> = cols.iter().map(|c| c.name.clone()).collect();
             writable = Some(match writable {
                 None => names,
                 Some(w) => w.intersection(&names).cloned().collect(),
@@ -82,12 +101,51 @@ pub(super) fn for_target(
             preds.push(parse_expr(p)?);
         }
     }
+    // A supplied column is neither writable nor readable by the write's expressions: those read
+    // the stored value, which the principal sees only through the mask.
+    if let Some(w) = &mut writable {
+        for (n, _) in &supplied {
+            w.remove(n);
+        }
+    }
+    for (_, v) in &mut supplied {
+        substitute_claims(view, v)?;
+    }
     let mut pred = preds.into_iter().reduce(|a, b| and(nested(a), nested(b)));
     if let Some(p) = &mut pred {
         substitute_claims(view, p)?;
     }
     let names = columns::TargetNames::new(&r.key, phys);
-    Ok(Some(WriteSlice { pred, writable, object: r.key.to_string(), names }))
+    Ok(Some(WriteSlice { pred, writable, object: r.key.to_string(), names, supplied }))
+}
+
+/// A grant column's expression when it reads no column (a value the grant can supply: literals,
+/// `acl_claim('k')`, calls of those); `None` when it names anything a row could hold.
+fn closed(sql: &str) -> Result<Option<Expr>> {
+    struct Reads(bool);
+    impl Visitor for Reads {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Identifier(_)
+                | Expr::CompoundIdentifier(_)
+                | Expr::Wildcard(_)
+                | Expr::QualifiedWildcard(..) => {
+                    self.0 = true;
+                    ControlFlow::Break(())
+                }
+                _ => ControlFlow::Continue(()),
+            }
+        }
+        fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+            self.0 = true;
+            ControlFlow::Break(())
+        }
+    }
+    let e = parse_expr(sql)?;
+    let mut reads = Reads(false);
+    let _ = e.walk(&mut reads);
+    Ok((!reads.0).then_some(e))
 }
 
 fn parse_expr(sql: &str) -> Result<Expr> {
@@ -157,10 +215,25 @@ impl WriteSlice {
     /// principal's statement, so the second check must expect them (spec 011).
     pub(super) fn policy_functions(&self) -> Vec<Vec<String>> {
         let mut out = Vec::new();
-        if let Some(p) = &self.pred {
-            let _ = p.walk(&mut Calls(&mut out));
+        for e in self.pred.iter().chain(self.supplied.iter().map(|(_, v)| v)) {
+            let _ = e.walk(&mut Calls(&mut out));
         }
         out
+    }
+
+    fn supplied(&self, col: &str) -> Option<&Expr> {
+        self.supplied.iter().find(|(n, _)| n == col).map(|(_, v)| v)
+    }
+
+    /// The columns an INSERT writes: the principal's, then the supplied ones it did not list
+    /// (appended to `columns`).
+    fn with_supplied(&self, columns: &mut Vec<ObjectName>, cols: &mut Vec<String>) {
+        for (n, _) in &self.supplied {
+            if !cols.contains(n) {
+                cols.push(n.clone());
+                columns.push(ObjectName::from(vec![Ident::with_quote('"', n)]));
+            }
+        }
     }
 
     fn require_writable(&self, col: &str) -> Result<()> {
@@ -256,9 +329,24 @@ impl WriteSlice {
         Ok(true)
     }
 
-    /// MERGE … INSERT (cols) VALUES (…): each value checked against the predicate on its row.
-    fn check_insert_values(&self, columns: &[ObjectName], rows: &mut [Vec<Expr>]) -> Result<()> {
-        let cols = self.insert_columns(columns)?;
+    /// MERGE … INSERT (cols) VALUES (…): the supplied values put in (in place of the
+    /// principal's, or appended), then each value checked against the predicate on its row.
+    fn check_insert_values(&self, columns: &mut Vec<ObjectName>, rows: &mut [Vec<Expr>]) -> Result<()> {
+        let mut cols = self.insert_columns(columns)?;
+        let given = cols.len();
+        self.with_supplied(columns, &mut cols);
+        for row in rows.iter_mut() {
+            if row.len() != given {
+                // DuckDB would refuse it; the supplied values must never shift into another column.
+                return Err(SlicedWrite::MustListColumns { object: self.object.clone() }.into());
+            }
+            for (c, v) in cols.iter().zip(row.iter_mut()) {
+                if let Some(value) = self.supplied(c) {
+                    *v = nested(value.clone());
+                }
+            }
+            row.extend(cols[given..].iter().filter_map(|c| self.supplied(c)).map(|v| nested(v.clone())));
+        }
         let Some(pred) = &self.pred else { return Ok(()) };
         for row in rows.iter_mut() {
             let values: HashMap<String, Expr> = cols.iter().cloned().zip(row.iter().cloned()).collect();
@@ -278,13 +366,19 @@ impl WriteSlice {
             return Err(SlicedWrite::MustListColumns { object: self.object.clone() }.into());
         }
         let cols: Vec<String> = columns.iter().filter_map(column_of).collect();
+        if cols.len() != columns.len() {
+            return Err(Unsupported::Assignment.into());
+        }
         for c in &cols {
-            self.require_writable(c)?;
+            // A supplied column may be listed: the grant's value replaces the principal's.
+            if self.supplied(c).is_none() {
+                self.require_writable(c)?;
+            }
         }
         if let Some(pred) = &self.pred {
             let mut missing = None;
             let _ = pred.walk(&mut Idents(&mut |name: &str| {
-                if missing.is_none() && !cols.iter().any(|c| c == name) {
+                if missing.is_none() && !cols.iter().any(|c| c == name) && self.supplied(name).is_none() {
                     missing = Some(name.to_string());
                 }
             }));
@@ -295,18 +389,43 @@ impl WriteSlice {
         Ok(cols)
     }
 
-    /// INSERT: read the rows through a checking SELECT.
-    fn wrap_insert_source(&self, columns: &[ObjectName], source: &mut Option<Box<Query>>) -> Result<()> {
-        let cols = self.insert_columns(columns)?;
-        let Some(pred) = &self.pred else { return Ok(()) };
+    /// INSERT: read the rows through a SELECT that puts the supplied values in and checks each
+    /// row against the predicate (on the row as written, supplied values included).
+    fn wrap_insert_source(&self, columns: &mut Vec<ObjectName>, source: &mut Option<Box<Query>>) -> Result<()> {
+        let mut cols = self.insert_columns(columns)?;
+        if self.pred.is_none() && self.supplied.is_empty() {
+            return Ok(());
+        }
         let Some(src) = source.take() else {
             return Err(SlicedWrite::DefaultValues { object: self.object.clone() }.into());
         };
         let col_list = cols.iter().map(|c| crate::sqltext::ident(c)).collect::<Vec<_>>().join(", ");
-        let sql = format!(
-            "SELECT * FROM (SELECT 1) AS \"__acl_new\" ({col_list}) WHERE CASE WHEN ({pred}) THEN true ELSE {} END",
-            self.outside("INSERT")
-        );
+        let given = cols.len();
+        self.with_supplied(columns, &mut cols);
+        // Each column by position: the principal's value, or the grant's in its place.
+        let items = if self.supplied.is_empty() {
+            "*".to_string()
+        } else {
+            cols.iter()
+                .map(|c| match self.supplied(c) {
+                    Some(v) => format!("({v}) AS {}", crate::sqltext::ident(c)),
+                    None => format!("\"__acl_new\".{}", crate::sqltext::ident(c)),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        debug_assert!(cols[given..].iter().all(|c| self.supplied(c).is_some()));
+        let check = match &self.pred {
+            Some(pred) => {
+                let values: HashMap<String, Expr> =
+                    self.supplied.iter().map(|(n, v)| (n.clone(), v.clone())).collect();
+                let mut pred = pred.clone();
+                let _ = WalkMut::walk_mut(&mut pred, &mut Substitute { alias: "", values: &values, touched: false });
+                format!(" WHERE CASE WHEN ({pred}) THEN true ELSE {} END", self.outside("INSERT"))
+            }
+            None => String::new(),
+        };
+        let sql = format!("SELECT {items} FROM (SELECT 1) AS \"__acl_new\" ({col_list}){check}");
         let mut wrapper = Parser::new(&DuckDbDialect {})
             .try_with_sql(&sql)
             .and_then(|mut p| p.parse_query())
@@ -344,7 +463,7 @@ impl WriteSlice {
                 _ => return Err(SlicedWrite::OnConflictForm { object: self.object.clone() }.into()),
             }
         }
-        self.wrap_insert_source(&ins.columns, &mut ins.source)
+        self.wrap_insert_source(&mut ins.columns, &mut ins.source)
     }
 
     /// UPDATE of a sliced target, known as `alias` in the statement.

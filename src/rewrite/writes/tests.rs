@@ -321,3 +321,70 @@ fn positions_and_star_patterns_never_reach_a_hidden_column_in_a_write() {
     // an unrestricted target has nothing to hide
     run("r", "UPDATE people SET name = #3").unwrap();
 }
+
+/// `s.people` over the same table, where role `r4`'s grant supplies the tenant (issue 34, item 2).
+fn run_supplied(sql: &str) -> crate::error::Result<String> {
+    let mut p = policy();
+    for s in [
+        "CREATE VIRTUAL CATALOG s",
+        "CREATE VIRTUAL TABLE s.people AS hrdb.main.people_tbl",
+        "CREATE ROLE r4 CLAIMS (tenant = 'acme')",
+        "GRANT CATALOG s TO ROLE r4 WITH (writer) MAIN RLS (tenant = acl_claim('tenant')) COLUMNS (id, name, tenant = acl_claim('tenant'))",
+    ] {
+        let cmd = crate::admin::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        crate::admin::apply(&mut p, &cmd).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    let principal = Principal::role("r4");
+    let view = View::new(&p, &principal)?;
+    statement(&view, &FnGate::new(&p, &principal), sql)
+}
+
+#[test]
+fn a_supplied_column_gets_the_grants_value_on_insert() {
+    const CHECK: &str = "error($acl$acl: a row written by INSERT is outside the principal's slice of s.people$acl$)";
+    // absent: appended; the check reads the supplied value
+    assert_eq!(
+        run_supplied("INSERT INTO people (id, name) VALUES (1, 'a')").unwrap(),
+        format!(r#"INSERT INTO "hrdb"."main"."people_tbl" (id, name, "tenant") SELECT "__acl_new"."id", "__acl_new"."name", ('acme') AS "tenant" FROM (VALUES (1, 'a')) AS "__acl_new" ("id", "name") WHERE CASE WHEN (('acme') = 'acme') THEN true ELSE {CHECK} END"#)
+    );
+    // listed: the principal's value is dropped in place
+    assert_eq!(
+        run_supplied("INSERT INTO people (tenant, id) SELECT 'globex', 2").unwrap(),
+        format!(r#"INSERT INTO "hrdb"."main"."people_tbl" (tenant, id) SELECT ('acme') AS "tenant", "__acl_new"."id" FROM (SELECT 'globex', 2) AS "__acl_new" ("tenant", "id") WHERE CASE WHEN (('acme') = 'acme') THEN true ELSE {CHECK} END"#)
+    );
+    // MERGE … INSERT: per row, in place or appended
+    let out = run_supplied("MERGE INTO people t USING (SELECT 3 AS id) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, tenant) VALUES (s.id, 'globex')").unwrap();
+    let merge_check = "error($acl$acl: a row written by MERGE is outside the principal's slice of s.people$acl$)";
+    assert!(
+        out.ends_with(&format!("WHEN NOT MATCHED THEN INSERT (id, tenant) VALUES (CASE WHEN ((('acme')) = 'acme') THEN (s.id) ELSE {merge_check} END, CASE WHEN ((('acme')) = 'acme') THEN (('acme')) ELSE {merge_check} END)")),
+        "{out}"
+    );
+    let out = run_supplied("MERGE INTO people t USING (SELECT 3 AS id) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)").unwrap();
+    assert!(out.contains(r#"INSERT (id, "tenant") VALUES ("#) && out.contains("('acme')"), "{out}");
+}
+
+#[test]
+fn a_supplied_column_is_neither_set_nor_read_by_a_write() {
+    let not_writable = |e: &AclError| matches!(e, AclError::ReadOnly(ReadOnly::Column { column, .. }) if column == "tenant");
+    for sql in [
+        "UPDATE people SET tenant = 'globex'",
+        "UPDATE people SET name = 'x', tenant = 'globex' WHERE id = 1",
+        "MERGE INTO people t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET tenant = 'globex'",
+    ] {
+        let err = run_supplied(sql).unwrap_err();
+        assert!(not_writable(&err), "{sql}: {err:?}");
+    }
+    for sql in [
+        "DELETE FROM people WHERE tenant = 'acme'",
+        "DELETE FROM people RETURNING tenant",
+        "UPDATE people SET name = tenant",
+        "INSERT INTO people (id) VALUES (1) RETURNING tenant",
+    ] {
+        let err = run_supplied(sql).unwrap_err();
+        assert!(matches!(err, AclError::NotGranted(NotGranted::Column { .. })), "{sql}: {err:?}");
+    }
+    for sql in ["INSERT INTO people VALUES (1, 'a', 'globex')", "INSERT INTO people DEFAULT VALUES"] {
+        let err = run_supplied(sql).unwrap_err();
+        assert!(matches!(err, AclError::SlicedWrite(SlicedWrite::MustListColumns { .. })), "{sql}: {err:?}");
+    }
+}

@@ -190,8 +190,11 @@ def prefix_tricks():
     f.error(f'ACL NATIVE {PHYS}', "acl: expected ROLE")
     parse(f'ACL ROLE "analyst" ACL NATIVE {PHYS}')
     parse(f'ACL ROLE "analyst" NATIVE {PHYS}')
-    f.error(f'ACL ADMIN {PHYS}', "acl: ACL ADMIN takes only management statements")
-    f.error(f'ACL ADMIN; {PHYS}', "acl: ACL ADMIN takes only management statements")
+    # `ACL ADMIN <DuckDB's SQL>` alone is the gateway's own SQL (issue 34, item 3; gated like
+    # anonymous management: test/sql/reference/admin_plain_sql.test); it never rides along with
+    # a management statement
+    f.error(f'ACL ADMIN CREATE ROLE tricky; {PHYS}', "acl: ACL ADMIN takes only management statements")
+    f.error(f'ACL ADMIN CREATE ROLE tricky;; {PHYS}', "acl: ACL ADMIN takes only management statements")
     f.error(f"ACL TOKEN '' {PHYS}", "acl: token rejected")
     f.error(f"ACL TOKEN 'a.b.c' {PHYS}", "<REGEX>:" + NOLEAK + "acl: token rejected: malformed")
     f.error(f'ACL ROLE "" {COUNT}', 'acl: role "" does not exist')
