@@ -77,9 +77,10 @@ fn refused(role: &str, sql: &str, expected: fn(&AclError) -> bool) {
 }
 
 /// The principal's own error() after the function gate (a built-in of system.main: its quoted
-/// name, which the shim qualifies in DuckDB's parse); the write check's is emitted bare.
+/// name, which the shim qualifies in DuckDB's parse); the write check's refusal is emitted
+/// qualified (a Permission Error, not error()).
 const E: &str = r#""error""#;
-const CHECK: &str = "error($acl$acl: a row written by MERGE is outside the principal's slice of c.people$acl$)";
+const CHECK: &str = r#""system".main.acl_write_refused($acl$acl: a row written by MERGE is outside the principal's slice of c.people$acl$)"#;
 
 #[test]
 fn by_source_runs_only_on_visible_target_rows() {
