@@ -52,7 +52,7 @@ unsafe extern "C" fn bind(info: sys::duckdb_bind_info) {
 fn reason(message: &str) -> String {
     let first = message.lines().next().unwrap_or_default().trim();
     if first.is_empty() || first.contains("__acl") || first.to_ascii_lowercase().contains("acl_leakproof") {
-        return "an expression does not bind against the physical source's columns".into();
+        return "a name it uses does not bind".into();
     }
     first.to_string()
 }
