@@ -102,9 +102,9 @@ private:
 		if (!CannotRaise(e)) {
 			raising = true;
 			keep.insert(d.begin(), d.end());
-		} else if (e.GetExpressionClass() == ExpressionClass::BOUND_COMPARISON) {
-			auto &cmp = e.Cast<BoundComparisonExpression>();
-			Link(*cmp.left, *cmp.right);
+		} else if (e.GetExpressionClass() == ExpressionClass::BOUND_FUNCTION && BoundComparisonExpression::IsComparison(e)) {
+			auto &cmp = e.Cast<BoundFunctionExpression>();
+			Link(BoundComparisonExpression::Left(cmp), BoundComparisonExpression::Right(cmp));
 		}
 	}
 	// Two sides of a comparison that both read columns: DuckDB's filter combiner makes equal

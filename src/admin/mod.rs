@@ -10,7 +10,6 @@
 mod alter;
 mod apply;
 pub mod check;
-pub mod claims;
 mod expand;
 pub mod functions;
 mod grants;

@@ -20,7 +20,6 @@
 pub mod admin;
 mod kept;
 mod principal;
-pub use principal::whoami;
 mod shapes;
 pub mod listings;
 pub mod nesting;

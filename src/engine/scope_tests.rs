@@ -44,8 +44,8 @@ fn off() -> Settings {
 }
 
 fn lacks(e: AclError) -> Scope {
-    match e.unlocated() {
-        AclError::LacksScope(LacksScope { needs, .. }) => needs.clone(),
+    match e {
+        AclError::LacksScope(LacksScope { needs, .. }) => needs,
         other => panic!("not a scope refusal: {other:?}"),
     }
 }
