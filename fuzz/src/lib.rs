@@ -567,7 +567,7 @@ pub fn check_shapes(fx: &Fixture, which: usize, sql: &str) {
     let Some((vtoks, direct)) = run(&variant) else { return };
     let Ok(Some(vbatch)) = acl::prefix::split(&variant, &vtoks) else { return };
     let Some(vshape) = acl::engine::Shape::of(&variant, &vtoks, &vbatch) else { return };
-    if let Some((reused, _)) = shapes.apply(&fx.policy, tokens_cache, &settings, &vshape) {
+    if let Some((reused, _)) = shapes.apply(&fx.policy, tokens_cache, &state.sessions, &settings, &vshape) {
         match direct {
             Ok(direct) => assert_eq!(reused, direct, "a shape's rewrite differs from the full one\n in: {variant:?}"),
             Err(e) => panic!("a learned shape answers what a full rewrite refuses ({e})\n in: {variant:?}"),
