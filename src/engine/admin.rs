@@ -195,7 +195,12 @@ pub fn check_catalog(
 /// `exp`): a prepared copy is refused once the policy changed, passthrough revoked included.
 pub fn native(policy: &Policy, principal: &Principal, statements: &[&str]) -> Result<Output> {
     scope::check_native(&Held::of_existing(policy, &principal.roles)?, &principal.label)?;
-    Ok(Output {
+    Ok(native_output(policy, statements))
+}
+
+/// The statements as written, run as DuckDB's own under `policy`'s version.
+fn native_output(policy: &Policy, statements: &[&str]) -> Output {
+    Output {
         sql: statements.join(";\n"),
         statements: statements.len(),
         names: String::new(),
@@ -206,7 +211,7 @@ pub fn native(policy: &Policy, principal: &Principal, statements: &[&str]) -> Re
         reuse: None,
         principal: String::new(),
         native: true,
-    })
+    }
 }
 
 /// Anonymous `ACL ADMIN <DuckDB's own SQL>` and `ACL ADMIN ACL NATIVE <sql>` (the reference
@@ -215,18 +220,7 @@ pub fn native(policy: &Policy, principal: &Principal, statements: &[&str]) -> Re
 /// gate closed it is refused like any anonymous administration.
 pub fn native_anonymous(state: &State, policy: &Policy, settings: &Settings, statements: &[&str]) -> Result<Output> {
     anonymous_allowed(state, settings)?;
-    Ok(Output {
-        sql: statements.join(";\n"),
-        statements: statements.len(),
-        names: String::new(),
-        checks: vec![None; statements.len()],
-        version: policy.version,
-        expires: 0,
-        session: 0,
-        reuse: None,
-        principal: String::new(),
-        native: true,
-    })
+    Ok(native_output(policy, statements))
 }
 
 /// Anonymous `ACL ADMIN` (and the gateway's own `acl_exec`): always in memory mode; with a
