@@ -10,7 +10,6 @@ fn main() {
         "cpp/txn.cpp",
         "cpp/client.cpp",
         "cpp/host_parse.cpp",
-        "cpp/leakproof.cpp",
         "cpp/kept.cpp",
         "cpp/enums.cpp",
         "cpp/sessions.cpp",
@@ -32,8 +31,8 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp"])
         .include(&include)
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp"])
         .flag("-std=c++17")
         .flag("-fPIC")
         .flag("-fvisibility=hidden")

@@ -315,23 +315,6 @@ void acl_rs_set_version_check_interval(const AclState *state, uint64_t ms);
 /// `state` came from `acl_rs_state_new`.
 uint64_t acl_rs_policy_version(const AclState *state);
 
-/// What DuckDB bound a column of the typed guard to (`acl_leakproof`, cpp/leakproof.cpp):
-/// records it (`key` names the physical column; empty: not one) and answers whether a literal
-/// of `kind` compares with `ty` without a cast that can fail. `strict` (`acl_leakproof_strict`):
-/// the rewrite relied on the answer being yes; if it is not, every recorded type is forgotten.
-/// False on a panic or bad input.
-///
-/// # Safety
-/// `state` came from `acl_rs_state_new`; `key`/`kind`/`ty` point to `*_len` readable bytes.
-bool acl_rs_leakproof(const AclState *state,
-                      const char *key,
-                      size_t key_len,
-                      const char *kind,
-                      size_t kind_len,
-                      const char *ty,
-                      size_t ty_len,
-                      bool strict);
-
 /// DuckDB's error about a principal's statement as the principal sees it (`names` as
 /// `acl_rs_rewrite` returned it, `kind` DuckDB's exception type name; `rewrite::translate_error`).
 /// Writes `out.text`; false on a panic.

@@ -52,8 +52,6 @@ struct ParsedRefs {
 	vector<FunctionExpression *> qualify;
 };
 
-// The typed guard's bind-time functions (leakproof.cpp); `owner` keeps `state` alive.
-void RegisterLeakproof(ExtensionLoader &loader, shared_ptr<ParserExtensionInfo> owner, AclState *state);
 // The guard dropped for leak-proof filters, on the bound plan (pushdown.cpp).
 void RegisterPushdown(DBConfig &config);
 // A cast from `from` to `to` that cannot fail for any value (cpp/pushdown_casts.cpp).

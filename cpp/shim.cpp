@@ -418,7 +418,6 @@ void LoadInternal(ExtensionLoader &loader) {
 		loader.RegisterFunction(*info);
 	}
 
-	RegisterLeakproof(loader, parser_info, state);
 	RegisterSessions(loader, parser_info, state);
 	RegisterPushdown(config);
 

@@ -26,7 +26,7 @@ pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
     let view = View::new(policy, &nobody)?;
     let shape = |kind: &RelationKind, layers: Vec<Cow<'_, Slice>>| -> Result<String> {
         let layers: Vec<Layer<'_>> = layers.into_iter().map(Layer::Slice).collect();
-        crate::authz::slices::subquery(&view, kind, &layers, crate::authz::slices::Guard::Full).map(|q| q.to_string())
+        crate::authz::slices::subquery(&view, kind, &layers).map(|q| q.to_string())
     };
     let binds = |q: &str| format!("SELECT * FROM ({q}) AS \"__acl_check\" LIMIT 0");
     let mut out = Vec::new();

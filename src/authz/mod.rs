@@ -31,8 +31,6 @@ pub mod enums;
 mod slice_cache;
 pub mod slices;
 pub use slice_cache::SliceCache;
-pub mod types;
-pub use types::ColumnTypes;
 pub mod grants;
 pub use grants::{Grant, GrantKind, Granted, Used};
 
@@ -67,8 +65,6 @@ pub struct View<'p> {
     /// Where sliced objects' subqueries are kept across statements, and this principal's key
     /// there (`rewrite::who`); `None`: built every time.
     pub slice_cache: Option<(&'p SliceCache, &'p str)>,
-    /// The physical column types bound so far (the typed guard's choice, spec 002).
-    pub types: Option<&'p ColumnTypes>,
     /// The `exp` of the principal's token, if it came from one (`with_expiry`).
     pub expires: Option<i64>,
 }
@@ -110,7 +106,6 @@ impl<'p> View<'p> {
             claims,
             temp_prefix: Default::default(),
             slice_cache: None,
-            types: None,
             expires: None,
         })
     }
@@ -125,12 +120,6 @@ impl<'p> View<'p> {
     /// Keeps sliced objects' subqueries in `cache` under `who` (the principal's roles and claims).
     pub fn with_slice_cache(mut self, cache: &'p SliceCache, who: &'p str) -> View<'p> {
         self.slice_cache = Some((cache, who));
-        self
-    }
-
-    /// Chooses the typed guard by the column types in `types` (spec 002, "Known types").
-    pub fn with_types(mut self, types: &'p ColumnTypes) -> View<'p> {
-        self.types = Some(types);
         self
     }
 

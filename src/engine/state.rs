@@ -127,24 +127,6 @@ impl State {
         }
     }
 
-    /// What DuckDB bound a physical column to (the typed guard's report, spec 002 "Known
-    /// types"); `kind` is the literal's (`LitKind::code`). Whether that comparison is safe: news
-    /// drops the rewrites chosen without it, so the next statement is rewritten knowing it. A
-    /// `strict` check (no key: the rewrite relied on the map) that fails forgets every type.
-    pub fn note_column_type(&self, key: &str, kind: &str, ty: &str, strict: bool) -> bool {
-        let safe = crate::authz::slices::LitKind::from_code(kind).is_some_and(|k| k.admits(ty));
-        let stale = strict && !safe;
-        if stale {
-            self.rewrites.types.clear();
-        }
-        if self.rewrites.types.note(key, ty) || stale {
-            self.rewrites.forget();
-            self.batches.clear();
-            self.shapes.clear();
-        }
-        safe
-    }
-
     /// The version of the published policy (moves with every change).
     pub fn policy_version(&self) -> u64 {
         self.policy.load().version

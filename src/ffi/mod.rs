@@ -478,39 +478,6 @@ pub unsafe extern "C" fn acl_rs_policy_version(state: *const State) -> u64 {
     catch_unwind(AssertUnwindSafe(|| state.policy_version())).unwrap_or(u64::MAX)
 }
 
-/// What DuckDB bound a column of the typed guard to (`acl_leakproof`, cpp/leakproof.cpp):
-/// records it (`key` names the physical column; empty: not one) and answers whether a literal
-/// of `kind` compares with `ty` without a cast that can fail. `strict` (`acl_leakproof_strict`):
-/// the rewrite relied on the answer being yes; if it is not, every recorded type is forgotten.
-/// False on a panic or bad input.
-///
-/// # Safety
-/// `state` came from `acl_rs_state_new`; `key`/`kind`/`ty` point to `*_len` readable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn acl_rs_leakproof(
-    state: *const State,
-    key: *const c_char,
-    key_len: usize,
-    kind: *const c_char,
-    kind_len: usize,
-    ty: *const c_char,
-    ty_len: usize,
-    strict: bool,
-) -> bool {
-    // SAFETY: the caller's contract.
-    let state = unsafe { &*state };
-    let text = |p: *const c_char, n: usize| {
-        // SAFETY: the caller's contract (an empty text may come with any pointer).
-        let b = if n == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(p as *const u8, n) } };
-        std::str::from_utf8(b).ok()
-    };
-    catch_unwind(AssertUnwindSafe(|| match (text(key, key_len), text(kind, kind_len), text(ty, ty_len)) {
-        (Some(key), Some(kind), Some(ty)) => state.note_column_type(key, kind, ty, strict),
-        _ => false,
-    }))
-    .unwrap_or(false)
-}
-
 /// DuckDB's error about a principal's statement as the principal sees it (`names` as
 /// `acl_rs_rewrite` returned it, `kind` DuckDB's exception type name; `rewrite::translate_error`).
 /// Writes `out.text`; false on a panic.

@@ -51,8 +51,6 @@ pub struct RewriteCache {
     /// built from the policy's SQL pieces and parsed once, then cloned (parsing it was most of a
     /// cold statement's rewrite on a policy object).
     pub slices: SliceCache,
-    /// The physical column types the typed guard has seen bound (spec 002, "Known types").
-    pub types: crate::authz::ColumnTypes,
     /// DuckDB's names of select items (`parse::names`).
     pub names: super::parse::NamesCache,
 }
@@ -62,7 +60,6 @@ impl Default for RewriteCache {
         RewriteCache {
             entries: Bounded::new(REWRITES_BYTES, MAX_ENTRIES),
             slices: SliceCache::default(),
-            types: Default::default(),
             names: Default::default(),
         }
     }

@@ -342,8 +342,7 @@ pub fn exposed_sql(view: &View<'_>, o: &crate::authz::Listed<'_>) -> Result<Opti
             format!("SELECT * FROM {}.{}.{}", ident(&p.db), ident(&p.schema), ident(&p.name))
         }
         (kind, _) => {
-            let guard = crate::authz::slices::Guard::Full;
-            crate::authz::slices::subquery_as(view, kind, layers, guard, varchar)?.to_string()
+            crate::authz::slices::subquery_as(view, kind, layers, varchar)?.to_string()
         }
     }))
 }

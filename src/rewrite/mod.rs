@@ -21,10 +21,6 @@ mod errors;
 mod explain;
 mod functions;
 mod gate;
-// The text-level leak-proof analysis is no longer consulted (issue 32): kept, with its tests, until
-// the typed guard's code (authz::slices::Typing, authz::types, cpp/leakproof.cpp) is removed with it.
-#[allow(dead_code)]
-mod leakproof;
 mod metadata;
 pub mod parse;
 mod post_check;
@@ -198,7 +194,7 @@ pub fn principal_batch(
         let room = limit.saturating_sub(sql.len() + if sql.is_empty() { 0 } else { 2 });
         let mut rewrite = || -> Result<Cached> {
             if decided.is_none() {
-                let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who).with_types(&cache.types).with_expiry(exp);
+                let view = View::new(policy, principal)?.with_slice_cache(&cache.slices, &who).with_expiry(exp);
                 decided = Some((view, FnGate::new(policy, principal)));
             }
             let (view, fns) = decided.as_ref().expect("set above");

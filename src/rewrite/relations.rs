@@ -37,9 +37,7 @@ pub(super) fn apply_in(
     // (cpp/pushdown.cpp; spec 002, "Guard and leak-proof pushdown"), where types, aliases, struct
     // fields and constant folding are known. The text-level analysis took them for guesses (issue 32).
     let _ = (view_body, persistent_view, stmt as &Statement);
-    let leakproof: Option<super::leakproof::LeakProof> = None;
     let mut r = Resolver {
-        leakproof,
         view,
         decision,
         frames: Vec::new(),
@@ -75,8 +73,6 @@ struct Frame {
 }
 
 struct Resolver<'v, 'p, 'd> {
-    /// Every predicate of the statement is leak-proof: sliced tables take the typed guard.
-    leakproof: Option<super::leakproof::LeakProof>,
     view: &'v View<'p>,
     decision: &'d mut Decision,
     frames: Vec<Frame>,
@@ -450,21 +446,11 @@ impl Resolver<'_, '_, '_> {
                     }
                     return Ok(());
                 }
-                use crate::authz::slices::Guard;
-                let guard = match &self.leakproof {
-                    Some(l) => Guard::Typed { needs: &l.needs, single: l.single },
-                    None => Guard::Full,
-                };
-                let build = || crate::authz::slices::subquery_as(self.view, &resolved.relation.kind, &layers, guard, varchar);
+                let build = || crate::authz::slices::subquery_as(self.view, &resolved.relation.kind, &layers, varchar);
                 let subquery = match self.view.slice_cache {
                     Some((cache, who)) => {
                         let room = &mut self.decision.room;
-                        // The typed guard depends on the statement's comparisons: keyed by them.
-                        let who = match &self.leakproof {
-                            Some(l) => std::borrow::Cow::Owned(format!("{who}\u{0}{}", l.signature())),
-                            None => std::borrow::Cow::Borrowed(who),
-                        };
-                        cache.get_or(self.view.policy.version, &who, &resolved.key, |n| room.take(n), build)?
+                        cache.get_or(self.view.policy.version, who, &resolved.key, |n| room.take(n), build)?
                     }
                     None => {
                         let q = build()?;

@@ -329,8 +329,7 @@ fn policy_call(host: &HostFunctions, in_region: bool, authored: bool, path: &[&s
     }
 }
 
-/// `"system".main.acl_leakproof[_strict](…)` and `acl_enum_varchar(…)`: the typed guard's probes
-/// and the ENUM cast inside a slice.
+/// `"system".main.acl_enum_varchar(…)`: the ENUM cast inside a slice.
 fn probe(path: &[&str]) -> bool {
     matches!(path, [db, schema, n] if same(db, "system") && same(schema, "main")
         && crate::authz::slices::PROBE_FNS.iter().any(|p| same(p, n)))

@@ -249,10 +249,13 @@ fn inside_policy_sql_the_never_set_listings_and_reserved_sources_are_refused_wha
     refused("SELECT * FROM system.main.duckdb_tables", (RefKind::Table, 1, vec!["system", "main", "duckdb_tables"]), None, "a table");
     let home = Home { db: "aclcat".into(), schema: "acl".into() };
     refused("SELECT * FROM aclcat.acl.issuers", (RefKind::Table, 1, vec!["aclcat", "acl", "issuers"]), Some(&home), "a table");
-    // Ordinary policy SQL still passes, as does the typed guard's probe the slices put there.
+    // Ordinary policy SQL still passes, as does the ENUM cast the slices put there; the typed
+    // guard's old probe is gone, so its name is an `acl_*` function like any other.
     forbidden_region("SELECT * FROM aclcat.other.t", vec![(RefKind::Table, 1, vec!["aclcat", "other", "t"])], Some(&home)).unwrap();
+    let cast = "SELECT \"system\".main.acl_enum_varchar(x) FROM phys.main.t";
+    forbidden_region(cast, vec![(f, 1, vec!["system", "main", "acl_enum_varchar"])], None).unwrap();
     let probe = "SELECT CASE WHEN \"system\".main.acl_leakproof('k', 'i', x) THEN 1 END FROM phys.main.t";
-    forbidden_region(probe, vec![(f, 1, vec!["system", "main", "acl_leakproof"])], None).unwrap();
+    assert!(forbidden_region(probe, vec![(f, 1, vec!["system", "main", "acl_leakproof"])], None).is_err());
 }
 
 #[test]
