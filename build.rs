@@ -16,6 +16,7 @@ fn main() {
         "cpp/sessions.cpp",
         "cpp/pushdown.cpp",
         "cpp/pushdown_casts.cpp",
+        "cpp/settings.cpp",
         "cpp/acl_shim.hpp",
         "cpp/acl_ffi.hpp",
     ] {
@@ -32,7 +33,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp", "cpp/settings.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")
