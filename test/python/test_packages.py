@@ -156,7 +156,7 @@ def the_wheel_in_a_fresh_venv_runs_the_demo(ext):
                                capture_output=True, text=True).stdout.strip()
         with open(os.path.join(vsite, "duckdb-from-host.pth"), "w") as f:
             f.write(duckdb_site() + "\n")
-        p = subprocess.run([py, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", whl],
+        p = subprocess.run([py, "-m", "pip", "install", "--no-index", "--no-cache-dir", "--disable-pip-version-check", whl],
                            capture_output=True, text=True)
         assert p.returncode == 0, p.stdout + p.stderr
         p = subprocess.run([py, "-m", "pip", "check"], capture_output=True, text=True)
