@@ -279,3 +279,22 @@ crash-smoke: venv release
 
 crash-hunt: venv release
 	$(PY) fuzz/crash_hunt.py --extension $(EXT) --seconds $(CRASH_SECONDS) $(if $(CRASH_SEED),--seed $(CRASH_SEED))
+
+# ---- Packages a user installs without building (specs/024-packages.md), from the static
+# `make dist` file (PACKAGE_EXT= another file, e.g. $(EXT), packages that one instead):
+# `make repo`: an extension repository directory, `INSTALL acl FROM '<abs path of build/repo>'`;
+# `make wheel`: build/wheel/duckdb_extension_acl-<version>-py3-none-manylinux_*_x86_64.whl.
+# test/python/test_packages.py (in `make pytests`) packages the release file the same way.
+REPO_DIR := build/repo
+WHEEL_DIR := build/wheel
+PACKAGE_EXT ?= $(DIST)
+
+.PHONY: repo wheel
+
+repo: $(if $(filter $(DIST),$(PACKAGE_EXT)),dist)
+	rm -rf $(REPO_DIR)
+	$(PYTHON) extension-ci-tools/package.py repo $(PACKAGE_EXT) $(REPO_DIR)
+
+wheel: $(if $(filter $(DIST),$(PACKAGE_EXT)),dist)
+	rm -rf $(WHEEL_DIR)
+	$(PYTHON) extension-ci-tools/package.py wheel $(PACKAGE_EXT) $(WHEEL_DIR)

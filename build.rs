@@ -15,6 +15,7 @@ fn main() {
         "cpp/sessions.cpp",
         "cpp/pushdown.cpp",
         "cpp/pushdown_casts.cpp",
+        "cpp/settings.cpp",
         "cpp/acl_shim.hpp",
         "cpp/acl_ffi.hpp",
     ] {
@@ -32,7 +33,7 @@ fn main() {
     cc::Build::new()
         .cpp(true)
         .include(&include)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp", "cpp/settings.cpp"])
         .flag("-std=c++17")
         .flag("-fPIC")
         .flag("-fvisibility=hidden")

@@ -61,6 +61,9 @@ bool PushdownSafeCast(const LogicalType &from, const LogicalType &to);
 void RegisterEnums(ExtensionLoader &loader, DBConfig &config, DatabaseInstance &db,
                    shared_ptr<ParserExtensionInfo> owner, AclState *state);
 
+// The numeric and boolean settings, each checked with an `acl:` message (settings.cpp).
+void RegisterSettings(DBConfig &config, DatabaseInstance &db, shared_ptr<ParserExtensionInfo> owner, AclState *state);
+
 // Throws on a statement it cannot read (the caller refuses it).
 void ListParsedNames(SQLStatement &statement, ParsedRefs &out);
 

@@ -383,18 +383,37 @@ const DefaultTableMacro ACL_TABLE_MACROS[] = {
      "SELECT * FROM system.main.acl_check_catalog_of(catalog)"},
     {nullptr, nullptr, {nullptr}, {{nullptr, nullptr}}, nullptr}};
 
-// `acl_version_check_interval` (GLOBAL, milliseconds): how often, at most, the background thread
-// of a shared store asks for its policy version. The thread has no client context to read a
-// setting from, so every SET and RESET hands the value to the state.
-struct AclIntervalInfo : public ExtensionOptionInfo {
-	explicit AclIntervalInfo(shared_ptr<AclParserInfo> owner_p) : owner(std::move(owner_p)) {
+// DuckDB's parser calls this only where its own grammar failed; `ACL` there was not read by the
+// override: either the override is off (`allow_parser_override_extension = 'default'`) or the
+// prefix does not begin the text. Say so, rather than DuckDB's "syntax error at or near".
+ParserExtensionParseResult AclParseFallback(ParserExtensionInfo *, const vector<SimpleToken> &tokens) {
+	if (!tokens.empty() && StringUtil::CIEquals(tokens[0].text, "acl")) {
+		throw ParserException("acl: an ACL prefix is read only at the start of a text, and only while "
+		                      "allow_parser_override_extension is 'strict' or 'fallback'; if it was set to "
+		                      "'default', SET GLOBAL allow_parser_override_extension = 'strict' turns ACL back on");
 	}
-	void OnSet(ClientContext &, SetScope, Value &parameter, bool) const override {
-		acl_rs_set_version_check_interval(owner->state, parameter.IsNull() ? DEFAULT_VERSION_CHECK_INTERVAL
-		                                                                   : parameter.GetValue<uint64_t>());
+	ParserExtensionParseResult not_ours;
+	not_ours.consumed_tokens = 0;
+	return not_ours;
+}
+
+// Never reached: the fallback above claims no tokens.
+ParserExtensionPlanResult AclPlanFallback(ParserExtensionInfo *, ClientContext &, unique_ptr<ParserExtensionParseData>) {
+	throw InternalException("acl: internal error: an ACL statement reached the planner unrewritten");
+}
+
+// `acl_write_refused(message)`: the write check's refusal (src/rewrite/writes), DuckDB's `error()`
+// raised as a Permission Error, as every refusal of a principal is. Principals cannot call it
+// (`acl_` names are never callable); the rewrite emits it qualified.
+void RunWriteRefused(DataChunk &args, ExpressionState &, Vector &result) {
+	if (args.size() > 0) {
+		auto message = args.data[0].GetValue(0);
+		throw PermissionException(message.IsNull() ? string("acl: a row written is outside the principal's slice")
+		                                           : message.ToString());
 	}
-	shared_ptr<AclParserInfo> owner; // keeps the state alive as long as the option
-};
+	result.SetVectorType(VectorType::CONSTANT_VECTOR);
+	ConstantVector::SetNull(result, true);
+}
 
 void LoadInternal(ExtensionLoader &loader) {
 	auto &db = loader.GetDatabaseInstance();
@@ -420,6 +439,13 @@ void LoadInternal(ExtensionLoader &loader) {
 
 	RegisterSessions(loader, parser_info, state);
 	RegisterPushdown(config);
+	{
+		ScalarFunction refused("acl_write_refused", {LogicalType::VARCHAR}, LogicalType::SQLNULL, RunWriteRefused);
+		refused.SetVolatile(); // never folded: it runs only for a row outside the slice
+		refused.SetFallible();
+		refused.SetNullHandling(FunctionNullHandling::SPECIAL_HANDLING);
+		loader.RegisterFunction(refused);
+	}
 
 	AccessInfo access_info {new DatabaseWrapper(), db.GetExtensionAPIV1(), string()};
 	access_info.wrapper->database = make_shared_ptr<DuckDB>(db);
@@ -430,43 +456,15 @@ void LoadInternal(ExtensionLoader &loader) {
 		throw InvalidInputException("acl: load failed: %s", access_info.error);
 	}
 
-	config.AddExtensionOption(CLOCK_SKEW_SETTING,
-	                          "seconds of clock skew tolerated when ACL TOKEN judges exp and nbf",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_CLOCK_SKEW));
-	config.AddExtensionOption(MAX_REWRITE_SETTING,
-	                          "bytes a principal's batch may grow to once the policy is applied; longer is refused",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_MAX_REWRITE_BYTES));
-	config.AddExtensionOption(JWKS_REFRESH_SETTING,
-	                          "seconds between reads of an issuer's KEYS FROM file (0: never read again)",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_REFRESH));
-	// GLOBAL only: the gateway's operator decides it for the instance, not a connection.
-	ExtensionOption anonymous("while a policy store is in use, anonymous ACL ADMIN (and acl_exec) may change the policy "
-	                          "only while this is on; in memory mode it always may",
-	                          LogicalType::BOOLEAN, nullptr, Value::BOOLEAN(false), SetScope::GLOBAL, false, false);
-	anonymous.supports_session = false;
-	config.AddExtensionOption(ANONYMOUS_ADMIN_SETTING, std::move(anonymous));
-	config.AddExtensionOption(JWKS_MAX_STALE_SETTING,
-	                          "seconds an issuer's last keys stay valid while its KEYS FROM file cannot be read",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_MAX_STALE));
-
-	ExtensionOption interval("milliseconds between a shared policy store's version checks (0: notices only)",
-	                         LogicalType::UBIGINT, nullptr, Value::UBIGINT(DEFAULT_VERSION_CHECK_INTERVAL),
-	                         SetScope::GLOBAL, false, false);
-	interval.supports_session = false;
-	interval.info = make_shared_ptr<AclIntervalInfo>(parser_info);
-	config.AddExtensionOption(VERSION_CHECK_SETTING, std::move(interval));
-	// A value given before the extension was loaded (a connect-time config) is taken over by
-	// AddExtensionOption without a call to OnSet: hand it over here.
-	Value interval_now;
-	if (db.TryGetCurrentSetting(VERSION_CHECK_SETTING, interval_now) && !interval_now.IsNull()) {
-		acl_rs_set_version_check_interval(state, interval_now.GetValue<uint64_t>());
-	}
+	RegisterSettings(config, db, parser_info, state);
 	RegisterEnums(loader, config, db, parser_info, state);
 
 	parser_info->settings = FindSettingIndexes(config);
 
 	ParserExtension extension;
 	extension.parser_override = AclParserOverride;
+	extension.parse_function = AclParseFallback;
+	extension.plan_function = AclPlanFallback;
 	extension.parser_info = parser_info;
 	ParserExtension::Register(config, extension);
 

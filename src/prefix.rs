@@ -106,6 +106,10 @@ pub fn split<'q>(query: &'q str, tokens: &[Token]) -> Result<Option<Batch<'q>>> 
             let value = match (kind.as_str(), arg_tok.kind) {
                 ("ROLE", TokenKind::Identifier | TokenKind::Keyword) => unquote_ident(arg),
                 ("TOKEN" | "SESSION", TokenKind::String) => unquote_string(arg)?,
+                ("ROLE", TokenKind::String) => match unquote_string(arg) {
+                    Ok(name) => return Err(Syntax::PrefixRoleString(name.replace('"', "\"\"")).into()),
+                    Err(_) => return Err(missing_arg(&kind)),
+                },
                 _ => return Err(missing_arg(&kind)),
             };
             let prefix = match kind.as_str() {
@@ -345,6 +349,8 @@ mod tests {
         assert!(split_str("ACL").is_err());
         assert!(split_str("ACL ROLE").is_err());
         assert!(split_str("ACL ROLE 'x' SELECT 1").is_err());
+        // A newcomer's single quotes are told to be double ones.
+        assert_eq!(split_str("ACL ROLE 'a\"b' SELECT 1").unwrap_err(), Syntax::PrefixRoleString("a\"\"b".into()).into());
         assert!(split_str("ACL TOKEN \"x\" SELECT 1").is_err());
         assert!(split_str("ACL WHATEVER SELECT 1").is_err());
         assert!(split_str("ACL ROLE r ;").is_err());

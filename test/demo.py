@@ -23,10 +23,19 @@ def show(con, sql):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--extension", required=True)
+    ap.add_argument("--extension", help="the extension file to LOAD")
+    ap.add_argument("--wheel", action="store_true",
+                    help="load it from the installed duckdb-extension-acl package instead")
     args = ap.parse_args()
-    con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
-    con.execute(f"LOAD '{os.path.abspath(args.extension)}'")
+    if args.wheel:
+        import duckdb_extension_acl
+
+        con = duckdb_extension_acl.connect()
+    elif args.extension:
+        con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": "true"})
+        con.execute(f"LOAD '{os.path.abspath(args.extension)}'")
+    else:
+        ap.error("--extension or --wheel")
     print("-- the operator's physical data (unprefixed SQL is DuckDB's own)")
     con.execute("ATTACH ':memory:' AS phys")
     con.execute("CREATE TABLE phys.main.orders (id INTEGER, customer VARCHAR, amount DECIMAL(10,2))")

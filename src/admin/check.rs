@@ -98,6 +98,18 @@ pub fn check(policy: &Policy, catalog: Option<&str>, host: &mut dyn Host) -> Res
             });
         }
     }
+    // Claims a slice reads that nothing sets: NULL for every principal (spec 003, "Claims").
+    for u in super::claims::unset(policy).into_iter().filter(|u| catalog.is_none_or(|c| c == u.catalog)) {
+        out.push(Finding {
+            kind: "claim",
+            catalog: u.catalog.clone(),
+            object: u.place.clone(),
+            object_type: "claim",
+            finding: format!("acl_claim('{}') is NULL for every principal: no issuer's CLAIM MAP yields it and no role's CLAIMS defaults it", u.key),
+            detail: String::new(),
+            repair: format!("CLAIM MAP ('<token claim>' => {}) on the issuer, or CLAIMS ({} = '…') on a role", u.key, u.key),
+        });
+    }
     Ok(out)
 }
 

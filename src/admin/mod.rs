@@ -10,6 +10,7 @@
 mod alter;
 mod apply;
 pub mod check;
+pub mod claims;
 mod expand;
 pub mod functions;
 mod grants;

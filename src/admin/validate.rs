@@ -28,14 +28,18 @@ pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
         let layers: Vec<Layer<'_>> = layers.into_iter().map(Layer::Slice).collect();
         crate::authz::slices::subquery(&view, kind, &layers).map(|q| q.to_string())
     };
-    let binds = |q: &str| format!("SELECT * FROM ({q}) AS \"__acl_check\" LIMIT 0");
+    // Bound by `acl_validate` (src/ffi/validate.rs), whose error names `what`, not the SQL.
+    let binds = |what: String, q: &str| {
+        let sql = format!("SELECT * FROM ({q}) AS \"__acl_check\" LIMIT 0");
+        format!("SELECT * FROM \"system\".main.acl_validate({}, {})", literal(&what), literal(&sql))
+    };
     let mut out = Vec::new();
     match &*cmd {
         Command::CreateTable { key, target, slice, declared, .. } => {
             let kind = RelationKind::Table(target.clone());
             let q = shape(&kind, own_slice(slice))?;
             if !slice.is_empty() {
-                out.push(binds(&q));
+                out.push(binds(format!("RLS or COLUMNS of {key}"), &q));
             }
             if slice.columns.is_none() {
                 out.extend(declared.primary_key.iter().map(|c| column_exists(&q, c, key)));
@@ -43,15 +47,17 @@ pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
         }
         Command::CreateView { key, query, declared, .. } => {
             let q = shape(&RelationKind::View(query.clone()), Vec::new())?;
-            out.push(binds(&q));
+            out.push(binds(format!("the query of virtual view {key}"), &q));
             match &declared.types {
                 Some(types) => out.push(types_match(&q, key, types)),
                 None => out.extend(declared.primary_key.iter().map(|c| column_exists(&q, c, key))),
             }
         }
         Command::GrantCatalog { catalog, slice, .. } if !slice.is_empty() => {
-            for rel in policy.catalogs.get(catalog).into_iter().flat_map(|c| c.objects.values()) {
-                out.push(binds(&shape(&rel.kind, own(rel).into_iter().chain([Cow::Borrowed(slice)]).collect())?));
+            for ((s, n), rel) in policy.catalogs.get(catalog).into_iter().flat_map(|c| c.objects.iter()) {
+                let on = ObjKey { catalog: catalog.clone(), schema: s.clone(), name: n.clone() };
+                let what = format!("RLS or COLUMNS of the grant on catalog {catalog}, on {on}");
+                out.push(binds(what, &shape(&rel.kind, own(rel).into_iter().chain([Cow::Borrowed(slice)]).collect())?));
             }
         }
         Command::GrantObject { key, role, slice, .. } if !slice.is_empty() => {
@@ -64,7 +70,7 @@ pub fn checks(policy: &Policy, cmd: &Command) -> Result<Vec<String>> {
                     .filter(|s| !s.is_empty())
                     .map(Cow::Borrowed);
                 let layers = own(rel).into_iter().chain(catalog_grant).chain([Cow::Borrowed(slice)]).collect();
-                out.push(binds(&shape(&rel.kind, layers)?));
+                out.push(binds(format!("RLS or COLUMNS of the grant of {key} to role {role}"), &shape(&rel.kind, layers)?));
             }
         }
         Command::CreateReference { reference: r, .. } => {

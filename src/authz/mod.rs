@@ -265,6 +265,11 @@ impl<'p> View<'p> {
         self.claims.get(name).copied().flatten()
     }
 
+    /// Every claim `acl_claim` reads for this principal (the token's over the roles' defaults).
+    pub fn claims(&self) -> impl Iterator<Item = (&'p str, Option<&'p str>)> + '_ {
+        self.claims.iter().map(|(k, v)| (*k, *v))
+    }
+
     /// The slices that apply to a resolved object for a use that needs `needed`, innermost
     /// first: the object's own, then the grants'. Only roles that hold `needed` on the object
     /// contribute. Across several such roles access is the union (see `union`): their row

@@ -52,14 +52,15 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     let mut dry: Option<Policy> = None;
     let mut checking = true;
     let held = who.map(|r| Held::of(policy, &r.principal.roles));
-    for s in statements {
+    for (i, s) in statements.iter().enumerate() {
+        let at = |e: AclError| e.at(i, statements.len(), s);
         if !crate::admin::is_management(s) {
-            return Err(AclError::from(match who {
+            return Err(at(AclError::from(match who {
                 None => StatementNotPermitted::AdminTakesManagementOnly,
                 Some(_) => StatementNotPermitted::PrincipalTakesManagementOnly,
-            }));
+            })));
         }
-        let cmd = state.commands.parse(s)?;
+        let cmd = state.commands.parse(s).map_err(at)?;
         if let Command::CheckCatalog { catalog } = &*cmd {
             // Rows of its own: alone in its batch, as its own table function.
             if statements.len() != 1 {
@@ -71,16 +72,16 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             return Ok(Output { sql: check_call(catalog, who)?, ..management_output(policy, 1) });
         }
         if let Some(store) = &store {
-            crate::store::guard::check_command(store.location(), &store.describe(), &cmd)?;
+            crate::store::guard::check_command(store.location(), &store.describe(), &cmd).map_err(at)?;
         }
         if !checking {
             continue;
         }
         let now = dry.as_ref().unwrap_or(policy);
         if let Some(r) = who {
-            scope::check(&Held::of(now, &r.principal.roles), &r.principal.label, &cmd)?;
+            scope::check(&Held::of(now, &r.principal.roles), &r.principal.label, &cmd).map_err(at)?;
         }
-        let checks = crate::admin::validate::checks(now, &cmd)?;
+        let checks = crate::admin::validate::checks(now, &cmd).map_err(at)?;
         let next = dry.get_or_insert_with(|| policy.clone());
         // A validation statement binds the command's policy SQL as the gateway's: it is emitted
         // only for a command that applies, once the SQL it brings was judged (spec 007, "Policy
@@ -96,7 +97,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         };
         if let Some(before) = before.filter(|_| checking) {
             if !state.faults.unchecked_policy_sql {
-                crate::admin::policy_sql::check_batch(&before, next, held.as_ref())?;
+                crate::admin::policy_sql::check_batch(&before, next, held.as_ref()).map_err(at)?;
             }
             sql.extend(checks);
         }
@@ -253,6 +254,9 @@ fn admin_call(statements: &[&str], who: RunAs<'_>) -> Result<String> {
 /// runs (`None` for every other command). The source is the one the policy holds at this point
 /// of the batch (a `SET PHYS` before a `REFRESH` counts).
 fn listed(state: &State, p: &Policy, cmd: &Command) -> Result<Option<Command>> {
+    if let Some(sourced) = sourced(state, p, cmd)? {
+        return Ok(Some(sourced));
+    }
     let Command::ExpandSchema { catalog, schema, how, objects: None } = cmd else { return Ok(None) };
     let source = match how {
         Expansion::Create { source, .. } => Some(source.clone()),
@@ -267,6 +271,59 @@ fn listed(state: &State, p: &Policy, cmd: &Command) -> Result<Option<Command>> {
         None => Vec::new(),
     };
     Ok(Some(Command::ExpandSchema { catalog: catalog.clone(), schema: schema.clone(), how: how.clone(), objects: Some(objects) }))
+}
+
+/// A virtual table's physical source, read when the statement is written (never without the
+/// instance's database, as in unit tests): a source that does not exist is refused now rather
+/// than at a principal's first statement, and a bare `NULL` mask of a physical column takes the
+/// column's type (`ssn = NULL` is shown as the VARCHAR it masks, not as DuckDB's type "NULL").
+fn sourced(state: &State, p: &Policy, cmd: &Command) -> Result<Option<Command>> {
+    use crate::admin::TableSet;
+    use crate::policy::{PhysName, RelationKind};
+    let (target, columns): (&PhysName, Option<&Vec<crate::policy::Column>>) = match cmd {
+        Command::CreateTable { target, slice, .. } => (target, slice.columns.as_ref()),
+        Command::AlterTable { set: TableSet::Phys(target), .. } => (target, None),
+        Command::AlterTable { key, set: TableSet::Columns { columns: Some(cols), .. } } => {
+            let Some(RelationKind::Table(target)) = p.relation(key).map(|r| &r.kind) else { return Ok(None) };
+            (target, Some(cols))
+        }
+        _ => return Ok(None),
+    };
+    let Some(host) = state.host_db.get() else { return Ok(None) };
+    let Some(physical) = host.physical_columns(target)? else {
+        return Err(crate::error::Invalid::NoSuchSource { name: format!("{}.{}.{}", target.db, target.schema, target.name) }.into());
+    };
+    let Some(columns) = columns.filter(|cols| cols.iter().any(bare_null)) else { return Ok(None) };
+    let typed: Vec<crate::policy::Column> = columns
+        .iter()
+        .map(|c| {
+            let ty = physical.iter().find(|(n, _)| crate::policy::norm(n) == c.name).map(|(_, t)| t.as_str());
+            match ty.filter(|t| bare_null(c) && plain_type(t)) {
+                Some(t) => crate::policy::Column { name: c.name.clone(), expr: Some(format!("CAST(NULL AS {t})")) },
+                None => c.clone(),
+            }
+        })
+        .collect();
+    let mut out = cmd.clone();
+    match &mut out {
+        Command::CreateTable { slice, .. } => slice.columns = Some(typed),
+        Command::AlterTable { set: TableSet::Columns { columns, .. }, .. } => *columns = Some(typed),
+        _ => return Ok(None),
+    }
+    Ok(Some(out))
+}
+
+fn bare_null(c: &crate::policy::Column) -> bool {
+    c.expr.as_deref().is_some_and(|e| e.trim().eq_ignore_ascii_case("null"))
+}
+
+/// A type name DuckDB prints for a built-in type (`VARCHAR`, `DECIMAL(18,3)`, `INTEGER[]`):
+/// words, digits, commas, parentheses and brackets only. An ENUM lists its labels (its column is
+/// shown as VARCHAR, spec 021) and a named type may not resolve for a principal: both keep NULL.
+fn plain_type(t: &str) -> bool {
+    !t.is_empty()
+        && !t.to_ascii_uppercase().contains("ENUM")
+        && t.chars().all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '(' | ')' | ',' | ' ' | '[' | ']'))
 }
 
 /// `acl_exec` with one statement, anonymous (tests and callers of the old form).
@@ -297,7 +354,9 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
     if settings.in_transaction {
         return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
     }
-    let cmds = statements.iter().map(|s| state.commands.parse(s.as_ref())).collect::<Result<Vec<_>>>()?;
+    let n = statements.len();
+    let at = |i: usize, e: AclError| e.at(i, n, statements[i].as_ref());
+    let cmds = statements.iter().enumerate().map(|(i, s)| state.commands.parse(s.as_ref()).map_err(|e| at(i, e))).collect::<Result<Vec<_>>>()?;
     let w = state.writer();
     let current = w.current();
     let runner = match who {
@@ -317,15 +376,18 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
         let held = before.as_ref().map(|roles| Held::of(p, roles));
         let base = p.clone();
         let mut out = Vec::with_capacity(cmds.len());
-        for cmd in &cmds {
-            if let (Some((_, principal)), Some(before)) = (&runner, &before) {
-                scope::check(&Held::of(p, before), &principal.label, cmd)?;
-            }
-            if let Some(store) = &store {
-                crate::store::guard::check_command(store.location(), &store.describe(), cmd)?;
-            }
-            let filled = listed(state, p, cmd)?;
-            out.push(crate::admin::apply(p, filled.as_ref().unwrap_or(cmd))?);
+        for (i, cmd) in cmds.iter().enumerate() {
+            let one = |p: &mut Policy| -> Result<String> {
+                if let (Some((_, principal)), Some(before)) = (&runner, &before) {
+                    scope::check(&Held::of(p, before), &principal.label, cmd)?;
+                }
+                if let Some(store) = &store {
+                    crate::store::guard::check_command(store.location(), &store.describe(), cmd)?;
+                }
+                let filled = listed(state, p, cmd)?;
+                crate::admin::apply(p, filled.as_ref().unwrap_or(cmd))
+            };
+            out.push(one(p).map_err(|e| at(i, e))?);
         }
         if !state.faults.unchecked_policy_sql {
             crate::admin::policy_sql::check_batch(&base, p, held.as_ref())?;
@@ -337,16 +399,19 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
     };
     let Some(store) = store.clone() else {
         let mut next = Policy::clone(&current);
-        let out = change(&mut next)?;
+        let mut out = change(&mut next)?;
+        warn_unset_claims(&current, &next, &mut out);
         w.publish(next);
         return Ok(out);
     };
     let loaded = state.store_status().policy_version;
     match store.commit(loaded, &current, &mut change) {
         Ok(done) => {
+            let mut out = done.out;
+            warn_unset_claims(&current, &done.policy, &mut out);
             w.publish(done.policy);
             state.note_store(Ok(done.version));
-            Ok(done.out)
+            Ok(out)
         }
         Err(e) => {
             if matches!(e, AclError::Store(_)) {
@@ -355,6 +420,13 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
             Err(e)
         }
     }
+}
+
+/// A warning row for each claim a slice reads that nothing sets, brought by this batch (spec 003,
+/// "Claims"): without it a token reads nothing and nobody is told why.
+fn warn_unset_claims(before: &Policy, after: &Policy, out: &mut Vec<String>) {
+    let known = crate::admin::claims::unset(before);
+    out.extend(crate::admin::claims::unset(after).iter().filter(|u| !known.contains(u)).map(|u| u.warning()));
 }
 
 /// The roles the principal maps to under `p`: the prefix's role, or what the token's role claim

@@ -20,6 +20,7 @@
 pub mod admin;
 mod kept;
 mod principal;
+pub use principal::whoami;
 mod shapes;
 pub mod listings;
 pub mod nesting;

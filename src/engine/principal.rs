@@ -87,6 +87,38 @@ pub fn of(state: &super::State, policy: &Policy, prefix: &Prefix, settings: &Set
     }
 }
 
+/// `acl_whoami(token)` (an operator's native call, never a principal's): what the token resolves
+/// to under the policy now, one row each: the principal, its roles, every claim `acl_claim`
+/// reads for it (the token's `CLAIM MAP` over the roles' defaults) and when it expires; or the
+/// one row `rejected: <why>`.
+pub fn whoami(state: &super::State, jwt: &str, settings: &Settings) -> Vec<String> {
+    let policy = state.policy();
+    let who = match of(state, &policy, &Prefix::Token(jwt.to_string()), settings) {
+        Ok(who) => who,
+        Err(e) => return vec![format!("rejected: {e}")],
+    };
+    let p = &who.principal;
+    let roles = if p.roles.is_empty() { "(none: the token maps to no role)".to_string() } else { p.roles.join(", ") };
+    let mut out = vec![format!("principal: {}", p.label), format!("roles: {roles}")];
+    match crate::authz::View::new(&policy, p) {
+        Ok(view) => {
+            let claims: Vec<String> = view
+                .claims()
+                .map(|(k, v)| format!("claim {k}: {}", v.map_or("NULL".to_string(), crate::sqltext::literal)))
+                .collect();
+            if claims.is_empty() {
+                out.push("claims: (none: acl_claim(…) is NULL for this token)".into());
+            }
+            out.extend(claims);
+        }
+        Err(e) => out.push(format!("rejected: {e}")),
+    }
+    if let Some(exp) = who.exp {
+        out.push(format!("expires: {exp} (seconds since 1970)"));
+    }
+    out
+}
+
 /// Does a rewrite decided under `version` for `who` (from `credential`) hold now: the same
 /// policy version, and a token that is still valid and still denotes the same roles and claims,
 /// or a session still live (used by this statement)?

@@ -44,8 +44,8 @@ fn off() -> Settings {
 }
 
 fn lacks(e: AclError) -> Scope {
-    match e {
-        AclError::LacksScope(LacksScope { needs, .. }) => needs,
+    match e.unlocated() {
+        AclError::LacksScope(LacksScope { needs, .. }) => needs.clone(),
         other => panic!("not a scope refusal: {other:?}"),
     }
 }

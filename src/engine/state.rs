@@ -206,6 +206,9 @@ pub trait HostDb: Send + Sync {
     /// The names of the tables and views in `db.schema` now, committed (`CREATE VIRTUAL SCHEMA
     /// … FROM`, `REFRESH`); none if it does not exist.
     fn physical_objects(&self, db: &str, schema: &str) -> crate::error::Result<Vec<String>>;
+    /// The columns of the table or view `t` now, committed, with DuckDB's name of each type;
+    /// `None` if it does not exist (`CREATE VIRTUAL TABLE … AS t`, spec 007).
+    fn physical_columns(&self, t: &crate::policy::PhysName) -> crate::error::Result<Option<Vec<(String, String)>>>;
 }
 
 fn now_ms() -> u64 {

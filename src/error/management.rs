@@ -13,6 +13,9 @@ pub enum Syntax {
     PrefixKind,
     #[error("expected a role name after ACL ROLE")]
     PrefixRole,
+    /// `ACL ROLE 'analyst'`: a string where a name belongs (SQL quotes names with double quotes).
+    #[error("expected a role name after ACL ROLE, not a string: write ACL ROLE \"{0}\" (a name takes double quotes)")]
+    PrefixRoleString(String),
     #[error("expected a quoted token after ACL TOKEN")]
     PrefixToken,
     #[error("expected a quoted handle after ACL SESSION")]
@@ -151,6 +154,14 @@ pub enum Invalid {
     /// operator's own.
     #[error("{name} holds no tables or views to expand (or does not exist)")]
     EmptySource { name: String },
+    /// `CREATE VIRTUAL TABLE … AS <phys>` (or `SET PHYS`) naming no table or view: refused when
+    /// written, not at a principal's first statement. The name, as written, is the operator's own.
+    #[error("{name} is no table or view: create it first, or check the name")]
+    NoSuchSource { name: String },
+    /// Policy SQL that does not bind against its source (`admin::validate`): the virtual object
+    /// (or grant) and DuckDB's first line, never the rewrite's own text.
+    #[error("{what} does not bind: {why}")]
+    DoesNotBind { what: String, why: String },
     #[error("cannot list {name}: {why}")]
     SourceUnreadable { name: String, why: String },
     #[error("virtual schema {name} is not an expanded schema (CREATE VIRTUAL SCHEMA … FROM)")]

@@ -112,6 +112,10 @@ pub enum AclError {
     /// something that is no built-in of `system.main` (spec 011, "Text that comes back").
     #[error("acl: text built on a principal's statement may call only DuckDB's built-ins unqualified; qualify {found}")]
     Reparsed { found: &'static str },
+    /// An error of one statement of a batch of several: which one, by its number and first words
+    /// (the batch's author's own text), so that the author finds it.
+    #[error("{error} (statement {n} of the batch: {words})")]
+    At { n: usize, words: String, error: Box<AclError> },
 }
 
 /// How the shim reports an error to DuckDB (`src/ffi` maps it to a status code).
@@ -131,6 +135,7 @@ impl AclError {
     /// The category the shim reports this error under.
     pub fn class(&self) -> Class {
         match self {
+            AclError::At { error, .. } => error.class(),
             AclError::Syntax(_) => Class::Syntax,
             AclError::Reparsed { .. } => Class::Refused,
             AclError::Invalid(_) | AclError::PolicySql(_) | AclError::Store(_) => Class::Invalid,
@@ -161,6 +166,23 @@ impl AclError {
         }
     }
 
+    /// The error itself, without the statement it was located at.
+    pub fn unlocated(&self) -> &AclError {
+        match self {
+            AclError::At { error, .. } => error.unlocated(),
+            e => e,
+        }
+    }
+
+    /// This error located at statement `index` (from 0) of a batch of `count`: unchanged in a
+    /// batch of one, and an error already located stays as it is.
+    pub fn at(self, index: usize, count: usize, statement: &str) -> Self {
+        if count < 2 || matches!(self, AclError::At { .. }) {
+            return self;
+        }
+        AclError::At { n: index + 1, words: first_words(statement), error: Box::new(self) }
+    }
+
     /// A bug of ours; `detail` is fixed text that names nothing of the statement.
     pub fn internal(detail: &'static str) -> Self {
         AclError::Internal { detail }
@@ -173,6 +195,26 @@ impl AclError {
 }
 
 pub type Result<T> = std::result::Result<T, AclError>;
+
+/// The first few words of a statement (at most four words and 40 characters), `…` when cut.
+fn first_words(statement: &str) -> String {
+    let mut out = String::new();
+    let mut words = statement.split_whitespace();
+    for (i, w) in words.by_ref().take(4).enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    let cut = out.chars().count() > 40 || words.next().is_some();
+    if out.chars().count() > 40 {
+        out = out.chars().take(40).collect();
+    }
+    if cut {
+        out.push_str(" …");
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests;

@@ -236,3 +236,17 @@ fn drift_and_hidden_columns() {
     );
     says(StatementNotPermitted::CheckAlone, "acl: CHECK VIRTUAL CATALOG runs alone in its batch", Class::Refused);
 }
+
+/// A batch's error names the statement (number and first words) only in a batch of several, keeps
+/// the inner error's class, and is located once.
+#[test]
+fn a_batch_error_is_located_at_its_statement() {
+    let inner = AclError::from(StatementNotPermitted::CheckAlone);
+    assert_eq!(inner.clone().at(0, 1, "CHECK VIRTUAL CATALOG c"), inner);
+    let at = inner.clone().at(1, 3, "GRANT   CATALOG nope TO ROLE a WITH (select)");
+    assert_eq!(at.to_string(), format!("{inner} (statement 2 of the batch: GRANT CATALOG nope TO …)"));
+    assert_eq!((at.class(), at.unlocated()), (inner.class(), &inner));
+    assert_eq!(at.clone().at(2, 3, "x"), at);
+    let long = inner.clone().at(0, 2, &"x".repeat(50));
+    assert!(long.to_string().ends_with(&format!("{} …)", "x".repeat(40))), "{long}");
+}

@@ -48,6 +48,7 @@ pub(super) unsafe fn register(
             .and_then(|()| table_fn::register(con, &super::view_guard::GUARD, state.clone()))
             .and_then(|()| table_fn::register(con, &super::meta::META, state.clone()))
             .and_then(|()| super::check::register(con, &state))
+            .and_then(|()| super::validate::register(con, &state))
             .and_then(|()| super::host::load(con, &state))
     };
     // SAFETY: `con` came from `duckdb_connect` and is disconnected once.
@@ -124,6 +125,9 @@ const ACTIONS: &[Action] = &[
     // principal's `ACL ROLE "r" ACL …` / `ACL TOKEN '…' ACL …` / `ACL SESSION '…' ACL …` becomes;
     // the principal is judged again when it runs.
     Action { name: "acl_exec_as", params: &[Param::VARCHAR, Param::VARCHAR, table_fn::ANY], run: exec_as },
+    // `acl_whoami('<jwt>')`: what a token resolves to now, or why it is rejected (operators only:
+    // `acl_` names are never a principal's).
+    Action { name: "acl_whoami", params: &[Param::VARCHAR], run: whoami },
     Action { name: "acl_store_use", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_store },
     Action { name: "acl_store_use_postgres", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_postgres },
     Action {
@@ -151,6 +155,10 @@ fn exec_as(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<
     let who = args.get(1).and_then(Arg::text).unwrap_or_default().to_string();
     let prefix = crate::engine::admin::runner_prefix(state, args.first().and_then(Arg::text), who)?;
     crate::engine::admin::execute_all(state, &statements(args.get(2)), settings, Some(&prefix))
+}
+
+fn whoami(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
+    Ok(crate::engine::whoami(state, args.first().and_then(Arg::text).unwrap_or_default(), settings))
 }
 
 /// `acl_use_db(db, schema := 'acl', init := false)`.

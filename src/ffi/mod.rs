@@ -14,6 +14,7 @@ mod shape;
 mod sql;
 mod store;
 mod table_fn;
+mod validate;
 mod view_guard;
 
 use abi::{AclBuf, AclOut, AclRef, AclSettings, AclStatus, AclStr};

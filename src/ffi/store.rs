@@ -93,6 +93,30 @@ impl crate::engine::HostDb for InstanceDb {
         let rows = unsafe { super::sql::query_rows(con.0, &sql) }.map_err(failed)?;
         Ok(rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect())
     }
+
+    fn physical_columns(&self, t: &crate::policy::PhysName) -> Result<Option<Vec<(String, String)>>> {
+        let name = format!("{}.{}.{}", t.db, t.schema, t.name);
+        let failed = |why: String| AclError::from(crate::error::Invalid::SourceUnreadable { name: name.clone(), why });
+        let con = self.0.connect().ok_or_else(|| failed("the database is closed".into()))?;
+        let lit = crate::sqltext::literal;
+        let sql = format!(
+            "SELECT column_name, data_type FROM \"system\".main.duckdb_columns() WHERE lower(database_name) = lower({}) \
+             AND lower(schema_name) = lower({}) AND lower(table_name) = lower({}) AND database_name <> 'temp' ORDER BY column_index",
+            lit(&t.db),
+            lit(&t.schema),
+            lit(&t.name)
+        );
+        // SAFETY: `con` is the open connection made above, closed when it drops after this.
+        let rows = unsafe { super::sql::query_rows(con.0, &sql) }.map_err(failed)?;
+        let cols: Vec<(String, String)> = rows
+            .into_iter()
+            .filter_map(|r| {
+                let mut r = r.into_iter();
+                Some((r.next().flatten()?, r.next().flatten()?))
+            })
+            .collect();
+        Ok((!cols.is_empty()).then_some(cols))
+    }
 }
 
 /// A store in an attached database of the instance.

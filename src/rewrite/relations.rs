@@ -156,8 +156,8 @@ impl Resolver<'_, '_, '_> {
             self.decision.names.push(super::errors::lines::write_entry(phys, visible));
         }
         if let Some(w) = &write {
-            // The write check calls error() by name and inlines the predicate (writes/).
-            self.decision.functions.push(vec!["error".into()]);
+            // The write check calls acl_write_refused() and inlines the predicate (writes/).
+            self.decision.functions.push(writes::REFUSED_FN.map(String::from).to_vec());
             self.decision.functions.extend(w.policy_functions());
         }
         *name = physical_name(phys);

@@ -317,11 +317,11 @@ fn writes_to_a_sliced_target_are_checked() {
     );
     assert_eq!(
         run_on(&p, "clerk", "UPDATE orders SET region = ?").unwrap(),
-        r#"UPDATE "phys"."main"."orders" AS "orders" SET region = CASE WHEN ((?) = 'eu') THEN (?) ELSE error($acl$acl: a row written by UPDATE is outside the principal's slice of sales.orders$acl$) END WHERE ("orders".region = 'eu')"#
+        r#"UPDATE "phys"."main"."orders" AS "orders" SET region = CASE WHEN ((?) = 'eu') THEN (?) ELSE "system".main.acl_write_refused($acl$acl: a row written by UPDATE is outside the principal's slice of sales.orders$acl$) END WHERE ("orders".region = 'eu')"#
     );
     assert_eq!(
         run_on(&p, "clerk", "INSERT INTO orders (id, region) VALUES (1, 'eu')").unwrap(),
-        r#"INSERT INTO "phys"."main"."orders" (id, region) SELECT * FROM (VALUES (1, 'eu')) AS "__acl_new" ("id", "region") WHERE CASE WHEN (region = 'eu') THEN true ELSE error($acl$acl: a row written by INSERT is outside the principal's slice of sales.orders$acl$) END"#
+        r#"INSERT INTO "phys"."main"."orders" (id, region) SELECT * FROM (VALUES (1, 'eu')) AS "__acl_new" ("id", "region") WHERE CASE WHEN (region = 'eu') THEN true ELSE "system".main.acl_write_refused($acl$acl: a row written by INSERT is outside the principal's slice of sales.orders$acl$) END"#
     );
     let refused_with = |sql: &str, part: &str| {
         let e = run_on(&p, "clerk", sql).unwrap_err().to_string();
@@ -341,7 +341,7 @@ fn merge_into_a_sliced_target_is_checked() {
     let p = sliced_writer();
     assert_eq!(
         run_on(&p, "clerk", "MERGE INTO orders t USING eu.orders s ON t.id = s.id WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (s.id, s.region)").unwrap(),
-        r#"MERGE INTO "phys"."main"."orders" t USING (SELECT "id", "amount", "region" FROM (SELECT CASE WHEN region = 'eu' THEN COLUMNS(*) END FROM "phys"."eu"."orders" AS "__acl_l0" WHERE region = 'eu') AS "__acl_p0") s ON ("t".region = 'eu') AND CASE WHEN ("t".region = 'eu') THEN (t.id) END = s.id AND CASE WHEN ("t".region = 'eu') THEN (t.id = s.id) ELSE false END WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (CASE WHEN ((s.region) = 'eu') THEN (s.id) ELSE error($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END, CASE WHEN ((s.region) = 'eu') THEN (s.region) ELSE error($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END)"#
+        r#"MERGE INTO "phys"."main"."orders" t USING (SELECT "id", "amount", "region" FROM (SELECT CASE WHEN region = 'eu' THEN COLUMNS(*) END FROM "phys"."eu"."orders" AS "__acl_l0" WHERE region = 'eu') AS "__acl_p0") s ON ("t".region = 'eu') AND CASE WHEN ("t".region = 'eu') THEN (t.id) END = s.id AND CASE WHEN ("t".region = 'eu') THEN (t.id = s.id) ELSE false END WHEN MATCHED THEN UPDATE SET amount = s.amount WHEN NOT MATCHED THEN INSERT (id, region) VALUES (CASE WHEN ((s.region) = 'eu') THEN (s.id) ELSE "system".main.acl_write_refused($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END, CASE WHEN ((s.region) = 'eu') THEN (s.region) ELSE "system".main.acl_write_refused($acl$acl: a row written by MERGE is outside the principal's slice of sales.orders$acl$) END)"#
     );
 }
 

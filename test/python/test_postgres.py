@@ -406,9 +406,11 @@ con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
 con.execute(f"LOAD '{ext}'")
 con.execute("SET GLOBAL acl_allow_anonymous_admin = true")  # anonymous admin with a store (spec 007)
 con.execute(f"SELECT acl_use_postgres('{ci}', 'acl', true)")
+con.execute("ATTACH ':memory:' AS phys")  # each batch's source exists when it is written
 print("ready", flush=True)
 i = start
 while True:
+    con.execute(f"CREATE TABLE phys.main.t{i} (x INTEGER)")
     con.execute(f'''ACL ADMIN CREATE VIRTUAL CATALOG c{i};
         CREATE VIRTUAL TABLE c{i}.t AS phys.main.t{i} COMMENT 'batch {i}';
         CREATE ROLE r{i} CLAIMS (n = '{i}');

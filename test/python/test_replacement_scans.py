@@ -22,11 +22,14 @@ def setup(ext):
     con.execute(f"LOAD '{ext}'")
     con.execute("ATTACH ':memory:' AS phys")
     con.execute("CREATE TABLE phys.main.t (x INTEGER)")
+    # c.gone's source exists when it is written, and is dropped after: a drifted object
+    con.execute("CREATE TABLE phys.main.gone_data (x INTEGER)")
     con.execute(
         "ACL ADMIN CREATE VIRTUAL CATALOG c; CREATE VIRTUAL SCHEMA c.s AS phys.main;"
         " CREATE VIRTUAL TABLE c.gone AS phys.main.gone_data;"
         " CREATE ROLE r; GRANT SCHEMA c.s TO ROLE r WITH (select); GRANT CATALOG c TO ROLE r WITH (select, temp) MAIN"
     )
+    con.execute("DROP TABLE phys.main.gone_data")
     return con
 
 

@@ -143,9 +143,11 @@ STREAM = PREAMBLE + r"""
 start = int(sys.argv[3])
 con.execute(f"ATTACH '{d}/policy.db' AS aclcat")
 con.execute("SELECT acl_use_db('aclcat', 'acl', true)")
+con.execute("ATTACH ':memory:' AS phys")  # each batch's source exists when it is written
 print("ready", flush=True)
 i = start
 while True:
+    con.execute(f"CREATE TABLE phys.main.t{i} (x INTEGER)")
     con.execute(f'''ACL ADMIN CREATE VIRTUAL CATALOG c{i};
         CREATE VIRTUAL TABLE c{i}.t AS phys.main.t{i} COMMENT 'batch {i}';
         CREATE ROLE r{i} CLAIMS (n = '{i}');

@@ -325,6 +325,7 @@ fn policy_call(host: &HostFunctions, in_region: bool, authored: bool, path: &[&s
             !path.last().is_some_and(|n| never_callable(n))
                 || same_path_str(path, &super::views::GUARD_FN)
                 || same_path_str(path, &crate::authz::enums::ENUM_FN)
+                || same_path_str(path, &super::writes::REFUSED_FN)
         }
     }
 }

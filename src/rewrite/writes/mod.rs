@@ -194,6 +194,10 @@ fn is_default_keyword(i: &Ident) -> bool {
     i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default")
 }
 
+/// The write check's refusal (cpp/shim.cpp): `error()`, but raised as a Permission Error, as
+/// every other refusal of a principal is (spec 020).
+pub const REFUSED_FN: [&str; 3] = ["system", "main", "acl_write_refused"];
+
 impl WriteSlice {
     /// The columns the principal sees of a column-restricted target (`None`: every column).
     pub(super) fn visible(&self) -> Option<&BTreeSet<String>> {
@@ -202,7 +206,8 @@ impl WriteSlice {
 
     fn outside(&self, verb: &str) -> Expr {
         let msg = format!("acl: a row written by {verb} is outside the principal's slice of {}", self.object);
-        parse_expr(&format!("error({})", crate::sqltext::literal(&msg))).expect("a literal call parses")
+        let [db, schema, name] = REFUSED_FN;
+        parse_expr(&format!("\"{db}\".{schema}.{name}({})", crate::sqltext::literal(&msg))).expect("a literal call parses")
     }
 
     /// Only some columns are granted: the column rule refuses every star and `COLUMNS(…)` over the

@@ -77,9 +77,10 @@ fn refused(role: &str, sql: &str, expected: fn(&AclError) -> bool) {
 }
 
 /// The principal's own error() after the function gate (a built-in of system.main: its quoted
-/// name, which the shim qualifies in DuckDB's parse); the write check's is emitted bare.
+/// name, which the shim qualifies in DuckDB's parse); the write check's refusal is emitted
+/// qualified (a Permission Error, not error()).
 const E: &str = r#""error""#;
-const CHECK: &str = "error($acl$acl: a row written by MERGE is outside the principal's slice of c.people$acl$)";
+const CHECK: &str = r#""system".main.acl_write_refused($acl$acl: a row written by MERGE is outside the principal's slice of c.people$acl$)"#;
 
 #[test]
 fn by_source_runs_only_on_visible_target_rows() {
@@ -341,7 +342,7 @@ fn run_supplied(sql: &str) -> crate::error::Result<String> {
 
 #[test]
 fn a_supplied_column_gets_the_grants_value_on_insert() {
-    const CHECK: &str = "error($acl$acl: a row written by INSERT is outside the principal's slice of s.people$acl$)";
+    const CHECK: &str = r#""system".main.acl_write_refused($acl$acl: a row written by INSERT is outside the principal's slice of s.people$acl$)"#;
     // absent: appended; the check reads the supplied value
     assert_eq!(
         run_supplied("INSERT INTO people (id, name) VALUES (1, 'a')").unwrap(),
@@ -354,7 +355,7 @@ fn a_supplied_column_gets_the_grants_value_on_insert() {
     );
     // MERGE … INSERT: per row, in place or appended
     let out = run_supplied("MERGE INTO people t USING (SELECT 3 AS id) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, tenant) VALUES (s.id, 'globex')").unwrap();
-    let merge_check = "error($acl$acl: a row written by MERGE is outside the principal's slice of s.people$acl$)";
+    let merge_check = r#""system".main.acl_write_refused($acl$acl: a row written by MERGE is outside the principal's slice of s.people$acl$)"#;
     assert!(
         out.ends_with(&format!("WHEN NOT MATCHED THEN INSERT (id, tenant) VALUES (CASE WHEN ((('acme')) = 'acme') THEN (s.id) ELSE {merge_check} END, CASE WHEN ((('acme')) = 'acme') THEN (('acme')) ELSE {merge_check} END)")),
         "{out}"
