@@ -566,5 +566,41 @@ def long_statements_under_an_address_space_limit_starve_no_short_one(con):
     assert "served True errors 0 []" in out.stdout, out.stdout + out.stderr[-2000:]
 
 
+# ---- caps: a refusal takes no place anywhere ----
+
+@test
+def a_refused_open_takes_no_place_in_the_node_or_a_group(con):
+    con.execute("ACL ADMIN CREATE RESOURCE GROUP one (max_sessions = 1); GRANT RESOURCE GROUP one TO ROLE analyst")
+    con.execute("SET GLOBAL acl_max_sessions = 2")
+    try:
+        open_session(con, sub="a1")
+        for _ in range(5):  # refused by the group: the node's count must not move
+            refused_with(lambda: open_session(con, sub="a2"), 'every resource group of the principal ("one")')
+        open_session(con, roles=["boss"], sub="b1")
+        for _ in range(5):  # refused by the node: the group's count must not move
+            refused_with(lambda: open_session(con, roles=["boss"], sub="b2"), "the node holds 2 sessions")
+        assert con.execute("SELECT acl_session_count()").fetchone()[0] == 2
+        con.execute("SELECT acl_session_kill(?)", [id_of(con, "b1")])
+        con.execute("SELECT acl_session_kill(?)", [id_of(con, "a1")])
+        open_session(con, sub="a3")  # the group's one place is free again
+        refused_with(lambda: open_session(con, sub="a4"), 'every resource group of the principal ("one")')
+    finally:
+        con.execute("RESET GLOBAL acl_max_sessions")
+
+
+@test
+def explain_under_a_session_shows_no_handle(con):
+    con.execute("ACL ADMIN CREATE ROLE ex; GRANT CATALOG sales TO ROLE ex WITH (select, explain) MAIN")
+    h = open_session(con, roles=["ex"], sub="ex")
+    for sql in ["EXPLAIN SELECT count(*) FROM orders", "EXPLAIN ANALYZE SELECT count(*) FROM orders",
+                "SELECT 1; EXPLAIN ANALYZE SELECT * FROM orders WHERE id > 1"]:
+        no_handle(str(con.execute(q(h, sql)).fetchall()), h)
+    try:
+        con.execute(q(h, "EXPLAIN ANALYZE SELECT nope FROM orders")).fetchall()
+        raise AssertionError("not refused")
+    except duckdb.Error as e:
+        no_handle(str(e), h)
+
+
 if __name__ == "__main__":
     harness.main(setup)
