@@ -121,6 +121,11 @@ constexpr const char *MAX_SESSIONS_SETTING = "acl_max_sessions";
 constexpr const char *SESSION_BINDING_SETTING = "acl_session_token_binding";
 // `owner` keeps `state` alive as long as the functions and settings.
 void RegisterSessions(ExtensionLoader &loader, const shared_ptr<ParserExtensionInfo> &owner, AclState *state);
+// Registers a numeric acl_ setting (cpp/numbers.cpp): VARCHAR, so the text written is judged as a
+// whole number before anything is kept; `interval` also hands it to the state (the version check).
+void AddWholeNumberOption(DatabaseInstance &db, DBConfig &config, const shared_ptr<ParserExtensionInfo> &owner,
+                          AclState *state, const char *name, const char *description, uint64_t default_value,
+                          bool global_only, bool interval = false);
 
 // Owns the Rust output buffer for the duration of one override call.
 struct OutGuard {

@@ -383,19 +383,6 @@ const DefaultTableMacro ACL_TABLE_MACROS[] = {
      "SELECT * FROM system.main.acl_check_catalog_of(catalog)"},
     {nullptr, nullptr, {nullptr}, {{nullptr, nullptr}}, nullptr}};
 
-// `acl_version_check_interval` (GLOBAL, milliseconds): how often, at most, the background thread
-// of a shared store asks for its policy version. The thread has no client context to read a
-// setting from, so every SET and RESET hands the value to the state.
-struct AclIntervalInfo : public ExtensionOptionInfo {
-	explicit AclIntervalInfo(shared_ptr<AclParserInfo> owner_p) : owner(std::move(owner_p)) {
-	}
-	void OnSet(ClientContext &, SetScope, Value &parameter, bool) const override {
-		acl_rs_set_version_check_interval(owner->state, parameter.IsNull() ? DEFAULT_VERSION_CHECK_INTERVAL
-		                                                                   : parameter.GetValue<uint64_t>());
-	}
-	shared_ptr<AclParserInfo> owner; // keeps the state alive as long as the option
-};
-
 void LoadInternal(ExtensionLoader &loader) {
 	auto &db = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(db);
@@ -431,37 +418,26 @@ void LoadInternal(ExtensionLoader &loader) {
 		throw InvalidInputException("acl: load failed: %s", access_info.error);
 	}
 
-	config.AddExtensionOption(CLOCK_SKEW_SETTING,
-	                          "seconds of clock skew tolerated when ACL TOKEN judges exp and nbf",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_CLOCK_SKEW));
-	config.AddExtensionOption(MAX_REWRITE_SETTING,
-	                          "bytes a principal's batch may grow to once the policy is applied; longer is refused",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_MAX_REWRITE_BYTES));
-	config.AddExtensionOption(JWKS_REFRESH_SETTING,
-	                          "seconds between reads of an issuer's KEYS FROM file (0: never read again)",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_REFRESH));
+	AddWholeNumberOption(db, config, parser_info, state, CLOCK_SKEW_SETTING,
+	                     "seconds of clock skew tolerated when ACL TOKEN judges exp and nbf", DEFAULT_CLOCK_SKEW, false);
+	AddWholeNumberOption(db, config, parser_info, state, MAX_REWRITE_SETTING,
+	                     "bytes a principal's batch may grow to once the policy is applied; longer is refused",
+	                     DEFAULT_MAX_REWRITE_BYTES, false);
+	AddWholeNumberOption(db, config, parser_info, state, JWKS_REFRESH_SETTING,
+	                     "seconds between reads of an issuer's KEYS FROM file (0: never read again)",
+	                     DEFAULT_JWKS_REFRESH, false);
 	// GLOBAL only: the gateway's operator decides it for the instance, not a connection.
 	ExtensionOption anonymous("while a policy store is in use, anonymous ACL ADMIN (and acl_exec) may change the policy "
 	                          "only while this is on; in memory mode it always may",
 	                          LogicalType::BOOLEAN, nullptr, Value::BOOLEAN(false), SetScope::GLOBAL, false, false);
 	anonymous.supports_session = false;
 	config.AddExtensionOption(ANONYMOUS_ADMIN_SETTING, std::move(anonymous));
-	config.AddExtensionOption(JWKS_MAX_STALE_SETTING,
-	                          "seconds an issuer's last keys stay valid while its KEYS FROM file cannot be read",
-	                          LogicalType::UBIGINT, Value::UBIGINT(DEFAULT_JWKS_MAX_STALE));
-
-	ExtensionOption interval("milliseconds between a shared policy store's version checks (0: notices only)",
-	                         LogicalType::UBIGINT, nullptr, Value::UBIGINT(DEFAULT_VERSION_CHECK_INTERVAL),
-	                         SetScope::GLOBAL, false, false);
-	interval.supports_session = false;
-	interval.info = make_shared_ptr<AclIntervalInfo>(parser_info);
-	config.AddExtensionOption(VERSION_CHECK_SETTING, std::move(interval));
-	// A value given before the extension was loaded (a connect-time config) is taken over by
-	// AddExtensionOption without a call to OnSet: hand it over here.
-	Value interval_now;
-	if (db.TryGetCurrentSetting(VERSION_CHECK_SETTING, interval_now) && !interval_now.IsNull()) {
-		acl_rs_set_version_check_interval(state, interval_now.GetValue<uint64_t>());
-	}
+	AddWholeNumberOption(db, config, parser_info, state, JWKS_MAX_STALE_SETTING,
+	                     "seconds an issuer's last keys stay valid while its KEYS FROM file cannot be read",
+	                     DEFAULT_JWKS_MAX_STALE, false);
+	AddWholeNumberOption(db, config, parser_info, state, VERSION_CHECK_SETTING,
+	                     "milliseconds between a shared policy store's version checks (0: notices only)",
+	                     DEFAULT_VERSION_CHECK_INTERVAL, true, true);
 	RegisterEnums(loader, config, db, parser_info, state);
 
 	parser_info->settings = FindSettingIndexes(config);

@@ -317,7 +317,6 @@ def the_handle_is_in_no_profile_and_no_parameter_error(con):
 # ---- settings: refused values change nothing; the statement path sees what SET kept ----
 
 @test
-@known_bug("DuckDB casts 0.4 to UBIGINT 0 before OnSet: SET acl_max_sessions = 0.4 silently removes the cap")
 def a_fractional_cap_is_refused_and_the_cap_holds(con):
     con.execute("SET GLOBAL acl_max_sessions = 2")
     try:
@@ -440,7 +439,6 @@ def kill_and_statements_race_cleanly_across_threads(con):
 # ---- memory: what the node remembers of ended sessions is bounded ----
 
 @test
-@known_bug("ended sessions are forgotten only by a sweep (at most every 30 s on open): between sweeps the node remembers every ended session, far past the 10 000 the spec bounds")
 def the_node_remembers_at_most_ten_thousand_ended_sessions(con):
     con.execute("SET GLOBAL acl_max_sessions = 4096")
     try:
@@ -458,8 +456,6 @@ def the_node_remembers_at_most_ten_thousand_ended_sessions(con):
 # ---- the issuer behind a session: dropped or its keys rotated ----
 
 @test
-@known_bug("a session outlives its issuer: DROP ISSUER and a key rotation refuse the token's ACL TOKEN statements at once, "
-           "but a session opened with it runs on (kept alive by use; acl_sessions() has no issuer column to find it by)")
 def a_dropped_or_rotated_issuer_ends_the_sessions_it_vouched_for(con):
     con.execute("SET GLOBAL acl_session_token_binding = 'every_use'")
     try:
