@@ -99,7 +99,7 @@ pub unsafe extern "C" fn acl_rs_session_close(state: *const State, handle: *cons
     catch_unwind(AssertUnwindSafe(|| handle.is_some_and(|h| state.sessions.close(h)))).unwrap_or(false)
 }
 
-/// `acl_session_reason(handle)`: `live`, `closed`, `idle`, `expired`, `killed` or `unknown` in
+/// `acl_session_reason(handle)`: `live`, `closed`, `idle`, `expired`, `killed`, `revoked` or `unknown` in
 /// `out.text` (read-only); false on a panic.
 ///
 /// # Safety
