@@ -446,7 +446,7 @@ bool acl_rs_session_sql(const char *handle, size_t handle_len, const char *sql, 
 /// `state` came from `acl_rs_state_new`; `handle` points to `len` readable bytes.
 bool acl_rs_session_close(const AclState *state, const char *handle, size_t len);
 
-/// `acl_session_reason(handle)`: `live`, `closed`, `idle`, `expired`, `killed` or `unknown` in
+/// `acl_session_reason(handle)`: `live`, `closed`, `idle`, `expired`, `killed`, `revoked` or `unknown` in
 /// `out.text` (read-only); false on a panic.
 ///
 /// # Safety

@@ -32,6 +32,17 @@ impl GroupCommand {
         }
     }
 
+    /// The group whose limits the statement changes (ALTER, CREATE OR REPLACE, DROP): no
+    /// principal changes a group that applies to a role it holds (`scope::check`). A plain
+    /// CREATE or IF NOT EXISTS of an existing group changes nothing (refused, or left as is).
+    pub fn capacity_of(&self) -> Option<&str> {
+        match self {
+            GroupCommand::Alter { name, .. } | GroupCommand::Drop { name, .. } => Some(name),
+            GroupCommand::Create { name, mode: CreateMode::OrReplace, .. } => Some(name),
+            _ => None,
+        }
+    }
+
     pub fn verb(&self) -> &'static str {
         match self {
             GroupCommand::Create { .. } => "CREATE RESOURCE GROUP",

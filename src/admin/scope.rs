@@ -25,6 +25,9 @@ pub struct Held {
     pub catalogs: BTreeSet<String>,
     /// Its roles (lower-case) that the policy holds.
     pub roles: BTreeSet<String>,
+    /// The resource groups granted to its roles, each with the first of its roles holding it:
+    /// groups whose capacity it may not change (no scope grants itself more).
+    pub groups: std::collections::BTreeMap<String, String>,
 }
 
 impl Held {
@@ -34,6 +37,9 @@ impl Held {
         for name in roles {
             let Some(role) = policy.roles.get(name) else { continue };
             held.roles.insert(name.clone());
+            for g in &role.resource_groups {
+                held.groups.entry(g.clone()).or_insert_with(|| name.clone());
+            }
             held.admin = held.admin.max(role.admin);
             let managed = role.catalog_grants.iter().filter(|(_, g)| g.caps.contains(Caps::MANAGE));
             held.catalogs.extend(managed.map(|(c, _)| c.clone()));
@@ -99,7 +105,15 @@ pub fn check(held: &Held, label: &str, cmd: &Command) -> Result<()> {
         Some(Target::Role(r)) if held.roles.contains(r) => {
             Err(SelfGrant::Role { principal: label.to_string(), role: r.to_string() }.into())
         }
-        _ => Ok(()),
+        _ => match cmd {
+            // Changing a group that caps one of its roles changes that role's capacity: as a
+            // grant to it (ALTER, CREATE OR REPLACE, DROP; narrowing included).
+            Command::ResourceGroup(g) => match g.capacity_of().and_then(|name| held.groups.get(name)) {
+                Some(role) => Err(SelfGrant::Role { principal: label.to_string(), role: role.clone() }.into()),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        },
     }
 }
 

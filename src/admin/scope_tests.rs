@@ -271,3 +271,34 @@ fn grant_and_revoke_admin_parse_and_apply() {
     assert!(matches!(parse("GRANT TABLE sales.orders TO ROLE other WITH (manage)"), Err(AclError::Invalid(_))));
     assert!(matches!(parse("GRANT TABLE sales.orders TO ROLE other CAPS '{\"manage\": true}'"), Err(AclError::Invalid(_))));
 }
+
+/// A resource group that caps one of the runner's roles is that role's capacity: changing it in
+/// any way (ALTER, narrowing included; CREATE OR REPLACE; DROP, IF EXISTS or not) is a grant to
+/// itself. CREATE IF NOT EXISTS of it changes nothing; another group is the runner's business.
+#[test]
+fn no_runner_changes_a_resource_group_that_caps_its_own_role() {
+    let mut p = setup();
+    for sql in ["CREATE RESOURCE GROUP mine (max_sessions = 1)", "GRANT RESOURCE GROUP mine TO ROLE gm", "CREATE RESOURCE GROUP theirs", "GRANT ADMIN manage TO ROLE other"] {
+        apply(&mut p, &parse(sql).unwrap()).unwrap();
+    }
+    for sql in [
+        "ALTER RESOURCE GROUP mine SET (max_sessions = 100)",
+        "ALTER RESOURCE GROUP MINE SET (max_result_rows = 5)",
+        "CREATE OR REPLACE RESOURCE GROUP mine",
+        "CREATE OR REPLACE RESOURCE GROUP mine (max_sessions = 1)",
+        "DROP RESOURCE GROUP mine",
+        "DROP RESOURCE GROUP IF EXISTS mine",
+        "REVOKE RESOURCE GROUP mine FROM ROLE gm",
+        "GRANT RESOURCE GROUP theirs TO ROLE gm",
+    ] {
+        match judge(&p, &["gm"], sql) {
+            Err(AclError::SelfGrant(SelfGrant::Role { role, .. })) => assert_eq!(role, "gm", "{sql}"),
+            other => panic!("{sql}: {other:?}"),
+        }
+        // the same statement by a global manager the group does not cap
+        allowed(&p, &["other"], sql);
+    }
+    for sql in ["CREATE RESOURCE GROUP IF NOT EXISTS mine", "ALTER RESOURCE GROUP theirs SET (max_sessions = 2)", "DROP RESOURCE GROUP theirs", "CREATE OR REPLACE RESOURCE GROUP theirs"] {
+        allowed(&p, &["gm"], sql);
+    }
+}

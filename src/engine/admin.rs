@@ -365,21 +365,23 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
             None
         }
         Some(prefix) => {
-            let principal = super::principal::of(state, &current, prefix, settings)?.principal;
-            Held::of_existing(&current, &principal.roles)?;
-            Some((prefix, principal))
+            let who = super::principal::of(state, &current, prefix, settings)?;
+            Held::of_existing(&current, &who.principal.roles)?;
+            Some((prefix, who))
         }
     };
     let store = state.store();
     let mut change = |p: &mut Policy| -> Result<Vec<String>> {
-        let before = runner.as_ref().map(|(prefix, principal)| roles_now(p, prefix, principal));
+        let before = runner.as_ref().map(|(prefix, who)| roles_now(p, prefix, &who.principal));
+        // What its credential maps to before the batch: what the batch may not widen.
+        let mapped = runner.as_ref().map(|(prefix, who)| mapped_now(p, prefix, who));
         let held = before.as_ref().map(|roles| Held::of(p, roles));
         let base = p.clone();
         let mut out = Vec::with_capacity(cmds.len());
         for (i, cmd) in cmds.iter().enumerate() {
             let one = |p: &mut Policy| -> Result<String> {
-                if let (Some((_, principal)), Some(before)) = (&runner, &before) {
-                    scope::check(&Held::of(p, before), &principal.label, cmd)?;
+                if let (Some((_, who)), Some(before)) = (&runner, &before) {
+                    scope::check(&Held::of(p, before), &who.principal.label, cmd)?;
                 }
                 if let Some(store) = &store {
                     crate::store::guard::check_command(store.location(), &store.describe(), cmd)?;
@@ -392,8 +394,8 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
         if !state.faults.unchecked_policy_sql {
             crate::admin::policy_sql::check_batch(&base, p, held.as_ref())?;
         }
-        if let (Some((prefix, principal)), Some(before)) = (&runner, &before) {
-            scope::check_gains(&principal.label, before, &roles_now(p, prefix, principal))?;
+        if let (Some((prefix, who)), Some(mapped)) = (&runner, &mapped) {
+            scope::check_gains(&who.principal.label, mapped, &mapped_now(p, prefix, who))?;
         }
         Ok(out)
     };
@@ -435,6 +437,18 @@ fn roles_now(p: &Policy, prefix: &Prefix, principal: &Principal) -> Vec<String> 
     match prefix {
         Prefix::Token(jwt) => crate::auth::roles_under(p, jwt),
         _ => principal.roles.clone(),
+    }
+}
+
+/// What the principal's credential maps to under `p`, for `check_gains`: `roles_now`, but for a
+/// session what its token maps to now. The session itself keeps the roles it opened with
+/// (identity is resolved once), but its token opens new sessions and runs `ACL TOKEN`: a batch
+/// that makes the token map to a role it did not is refused through a session as through the
+/// token (spec 007, "Administration scopes"; spec 017).
+fn mapped_now(p: &Policy, prefix: &Prefix, who: &super::principal::Who) -> Vec<String> {
+    match &who.credential {
+        super::principal::Credential::Session(s) => crate::auth::roles_under(p, s.token()),
+        _ => roles_now(p, prefix, &who.principal),
     }
 }
 

@@ -63,14 +63,21 @@ const SESSION_COLUMNS: &[(&str, Ty)] = &[
     ("idle_seconds", Ty::Int),
     ("expires_at", Ty::Time),
     ("groups", Ty::Text),
+    ("issuer", Ty::Text),
 ];
 
 fn session_rows(state: &State) -> Vec<Row> {
     let micros = |ms: i64| Some(ms.saturating_mul(1000).to_string());
+    let (policy, settings) = (state.policy(), crate::rewrite::Settings::default());
+    // A session whose issuer no longer vouches for its token ends here, as at its next statement.
+    let vouched = |l: &crate::engine::sessions::Listed| {
+        crate::engine::session_vouch::vouched(&state.sessions, &state.tokens, &policy, &l.session, &settings).is_ok()
+    };
     state
         .sessions
         .list(crate::rewrite::DEFAULT_CLOCK_SKEW)
         .into_iter()
+        .filter(vouched)
         .map(|l| {
             let s = &l.session;
             vec![
@@ -83,6 +90,7 @@ fn session_rows(state: &State) -> Vec<Row> {
                 Some(l.idle_seconds.to_string()),
                 micros(s.exp.saturating_mul(1000)),
                 Some(s.groups.join(",")),
+                Some(s.issuer.clone()),
             ]
         })
         .collect()

@@ -25,6 +25,8 @@ mod shapes;
 pub mod listings;
 pub mod nesting;
 pub mod sessions;
+mod session_graves;
+pub mod session_vouch;
 pub mod source;
 mod state;
 mod tokens;

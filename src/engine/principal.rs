@@ -79,6 +79,9 @@ pub fn of(state: &super::State, policy: &Policy, prefix: &Prefix, settings: &Set
         }
         Prefix::Session(handle) => {
             let session = state.sessions.enter(handle, settings.clock_skew)?;
+            // Its issuer still vouches for its token (dropped or changed: the session ends).
+            super::session_vouch::vouched(&state.sessions, &state.tokens, policy, &session, settings)
+                .map_err(|reason| AclError::SessionRefused { reason })?;
             // Under `connect` the token's exp ended its judging at open: views live as a role's.
             let exp = state.sessions.every_use().then_some(session.exp);
             Ok(Who { principal: session.principal.clone(), exp, credential: Credential::Session(session) })
@@ -144,7 +147,11 @@ pub(crate) fn still_holds(
             }
         }
         // Its identity was fixed at open: only whether it still runs statements can change.
-        Credential::Session(s) => sessions.use_session(s, settings.clock_skew).is_ok(),
+        // (and whether its issuer still vouches for its token: under `every_use`, at every use).
+        Credential::Session(s) => {
+            sessions.use_session(s, settings.clock_skew).is_ok()
+                && super::session_vouch::vouched(sessions, tokens, policy, s, settings).is_ok()
+        }
     }
 }
 

@@ -194,3 +194,61 @@ fn every_use_ends_the_session_at_the_tokens_exp_connect_does_not() {
     ok(go(&Settings::default())); // within the skew
     assert_eq!(err(go(&strict)), AclError::SessionRefused { reason: SessionReason::Expired });
 }
+
+/// A management batch through a session is judged by what its token would map to after it
+/// (spec 017, spec 007 "Administration scopes"), not by the roles the session froze at open.
+#[test]
+fn a_sessions_batch_may_not_make_its_token_map_to_more() {
+    let s = state();
+    admin(&s, "GRANT ADMIN manage TO ROLE clerk");
+    admin(&s, "CREATE ROLE rootish");
+    admin(&s, "GRANT ADMIN passthrough TO ROLE rootish");
+    let (_, rec) = sessions::open(&s, &jwt(&["clerk", "ghost"], "bob", later()), "sql", &Settings::default()).unwrap();
+    let prefix = admin::runner_prefix(&s, Some("session"), rec.id.to_string()).unwrap();
+    let batch = |stmts: &[&str]| admin::execute_all(&s, stmts, &Settings::default(), Some(&prefix));
+    let gains = |e: AclError, role: &str| assert!(matches!(&e, AclError::SelfGrant(crate::error::SelfGrant::Gains { role: r, .. }) if r == role), "{e}");
+    // a claim value mapped to a stronger role; a role its token names created (and granted)
+    gains(batch(&["MAP CLAIM 'clerk' FROM ISSUER 'https://idp' TO ROLE rootish"]).unwrap_err(), "rootish");
+    gains(batch(&["CREATE ROLE ghost", "GRANT CATALOG sales TO ROLE ghost WITH (select) MAIN"]).unwrap_err(), "ghost");
+    // an issuer replaced to read another claim (its `sub`) as roles, and a role of that name
+    gains(batch(&["CREATE ROLE bob", &format!("CREATE OR REPLACE ISSUER 'https://idp' KEYS 'hmac:{SECRET}' ROLE CLAIM 'sub'")]).unwrap_err(), "bob");
+    assert!(!s.policy().roles.contains_key("ghost"));
+    assert!(s.policy().claim_roles.is_empty(), "nothing applied");
+    // what does not widen the token still runs, and the session keeps its roles
+    batch(&["CREATE ROLE harmless"]).unwrap();
+    assert_eq!(rec.principal.roles, vec!["clerk".to_string()]);
+}
+
+/// A session outlives no issuer: a rotation its token does not verify under, or a dropped issuer,
+/// ends it (`revoked`) under either binding; a change it still verifies under does not.
+#[test]
+fn a_session_ends_when_its_issuer_no_longer_vouches_for_its_token() {
+    for every_use in [false, true] {
+        let s = state();
+        if every_use {
+            s.sessions.set("acl_session_token_binding", "every_use").unwrap();
+        }
+        let (h, rec) = open(&s, "clerk");
+        let q = format!("ACL SESSION '{}' SELECT * FROM pay", h.expose());
+        ok(run(&s, &q));
+        admin(&s, "CREATE ROLE unrelated");
+        admin(&s, "ALTER ISSUER 'https://idp' SET ALGS (HS256)");
+        ok(run(&s, &q));
+        ok(run(&s, &q)); // from the batch cache
+        admin(&s, "ALTER ISSUER 'https://idp' SET KEYS 'hmac:another-shared-secret-that-is-32-bytes-long'");
+        assert_eq!(err(run(&s, &q)), AclError::SessionRefused { reason: SessionReason::Revoked });
+        assert_eq!(s.sessions.reason(h.expose(), 60), Some(SessionReason::Revoked));
+        // a kept statement of it too, and the old keys back revive nothing
+        assert!(matches!(session_vouch::enter_kept(&s, rec.id, 60), Err(AclError::SessionEnded { reason: SessionReason::Revoked })));
+        admin(&s, &format!("ALTER ISSUER 'https://idp' SET KEYS 'hmac:{SECRET}'"));
+        assert_eq!(err(run(&s, &q)), AclError::SessionRefused { reason: SessionReason::Revoked });
+        // dropped
+        let (h2, rec2) = open(&s, "clerk");
+        let q2 = format!("ACL SESSION '{}' SELECT * FROM pay", h2.expose());
+        ok(run(&s, &q2));
+        assert!(session_vouch::enter_kept(&s, rec2.id, 60).is_ok());
+        admin(&s, "DROP ISSUER 'https://idp'");
+        assert!(matches!(session_vouch::enter_kept(&s, rec2.id, 60), Err(AclError::SessionEnded { reason: SessionReason::Revoked })));
+        assert_eq!(err(run(&s, &q2)), AclError::SessionRefused { reason: SessionReason::Revoked });
+    }
+}

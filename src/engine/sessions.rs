@@ -33,10 +33,9 @@ pub const DEFAULT_MAX_SESSIONS: u64 = 1000;
 pub const MAX_IDLE_TIMEOUT: u64 = 100 * 365 * 24 * 3600;
 /// The door label of a session opened with `acl_session_open(token)`.
 pub const SQL_DOOR: &str = "sql";
-/// An ended session is remembered (for its reason) this long, and at most this many of them;
-/// after that its handle is `unknown`.
+/// An ended session is remembered (for its reason) this long, and at most this many of them (the
+/// oldest forgotten as another ends); after that its handle is `unknown`.
 const TOMBSTONE_MS: i64 = 3_600_000;
-const MAX_TOMBSTONES: usize = 10_000;
 /// An open sweeps on its own at most this often, so sessions nobody closes do not pile up.
 const SWEEP_EVERY_MS: i64 = 30_000;
 
@@ -86,6 +85,12 @@ pub struct Session {
     pub max_stream_bytes: Option<u64>,
     end: AtomicU8,
     ended_ms: AtomicI64,
+    /// The token it was opened with, kept in the node's memory only (never listed, never in an
+    /// error or a text DuckDB keeps): what its issuer's changes are judged against, and what a
+    /// management batch of the session maps again (`session_vouch`, spec 017).
+    token: String,
+    /// The policy version its token last verified under (`session_vouch::vouched`).
+    vouched_at: AtomicU64,
 }
 
 impl std::fmt::Debug for Session {
@@ -102,6 +107,19 @@ impl Session {
     fn ended(&self) -> Option<SessionReason> {
         reason_of(self.end.load(Ordering::Acquire))
     }
+
+    /// The token the session was opened with (empty for one opened without, in tests).
+    pub(crate) fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub(crate) fn vouched_at(&self) -> u64 {
+        self.vouched_at.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn vouch(&self, version: u64) {
+        self.vouched_at.store(version, Ordering::Release);
+    }
 }
 
 fn code_of(r: SessionReason) -> u8 {
@@ -111,6 +129,7 @@ fn code_of(r: SessionReason) -> u8 {
         SessionReason::Expired => 3,
         SessionReason::Killed => 4,
         SessionReason::Unknown => 5,
+        SessionReason::Revoked => 6,
     }
 }
 
@@ -121,6 +140,7 @@ fn reason_of(code: u8) -> Option<SessionReason> {
         2 => Some(SessionReason::Idle),
         3 => Some(SessionReason::Expired),
         4 => Some(SessionReason::Killed),
+        6 => Some(SessionReason::Revoked),
         _ => Some(SessionReason::Unknown),
     }
 }
@@ -142,6 +162,8 @@ pub struct Sessions {
     max_sessions: AtomicU64,
     every_use: AtomicBool,
     last_sweep_ms: AtomicI64,
+    /// Ended sessions still remembered, in the order they ended (at most 10 000).
+    graves: super::session_graves::Graves,
 }
 
 impl Default for Sessions {
@@ -155,6 +177,7 @@ impl Default for Sessions {
             max_sessions: AtomicU64::new(DEFAULT_MAX_SESSIONS),
             every_use: AtomicBool::new(false),
             last_sweep_ms: AtomicI64::new(0),
+            graves: Default::default(),
         }
     }
 }
@@ -202,7 +225,7 @@ impl Sessions {
     /// Opens a session for `principal` (verified from a token with `exp`, `subject` and
     /// `issuer`), unless the node is at `acl_max_sessions`; its handle and record.
     pub fn open(&self, principal: Principal, exp: i64, subject: Option<String>, issuer: String, door: &str, skew: u64) -> Result<(Handle, Arc<Session>)> {
-        self.open_in(principal, exp, subject, issuer, door, skew, &[])
+        self.open_in(principal, exp, subject, issuer, door, skew, &[], (String::new(), 0))
     }
 
     /// `open`, under the resource groups `groups` (the principal's roles' groups and their
@@ -218,6 +241,7 @@ impl Sessions {
         door: &str,
         skew: u64,
         groups: &[(String, ResourceGroup)],
+        (token, version): (String, u64),
     ) -> Result<(Handle, Arc<Session>)> {
         check_door(door)?;
         let now = now_ms();
@@ -248,6 +272,8 @@ impl Sessions {
                 max_stream_bytes: most_generous(groups, |g| g.max_stream_bytes),
                 end: AtomicU8::new(LIVE),
                 ended_ms: AtomicI64::new(0),
+                token,
+                vouched_at: AtomicU64::new(version),
             });
             self.by_id.insert(session.id, Arc::clone(&session));
             self.by_key.insert(key_of(&secret), Arc::clone(&session));
@@ -366,8 +392,26 @@ impl Sessions {
             s.ended_ms.store(now, Ordering::Release);
             self.live.fetch_sub(1, Ordering::AcqRel);
             self.leave_groups(&s.groups);
+            self.graves.bury(s.id, |id| self.forget(id));
         }
         ended
+    }
+
+    /// Ends `s` for `reason` (if live); the reason it ended for, whoever ended it.
+    pub(crate) fn end_for(&self, s: &Session, reason: SessionReason) -> SessionReason {
+        self.end(s, reason, now_ms());
+        s.ended().unwrap_or(reason)
+    }
+
+    fn forget(&self, id: u64) {
+        if let Some((_, s)) = self.by_id.remove(&id) {
+            self.by_key.remove(&key_of(&s.secret));
+        }
+    }
+
+    /// The session by operator id (live or remembered).
+    pub(crate) fn by_id(&self, id: u64) -> Option<Arc<Session>> {
+        self.by_id.get(&id).map(|s| Arc::clone(&s))
     }
 
     /// A statement under `handle`: the session if it is live (and now used), else the reason.
@@ -441,19 +485,9 @@ impl Sessions {
             }
         }
         if prune {
-            let mut gone: Vec<(i64, u64, [u8; 32])> = sessions
-                .iter()
-                .filter(|s| s.ended().is_some())
-                .map(|s| (s.ended_ms.load(Ordering::Acquire), s.id, key_of(&s.secret)))
-                .collect();
-            gone.sort_unstable();
-            let over = gone.len().saturating_sub(MAX_TOMBSTONES);
-            for (i, (at, id, key)) in gone.into_iter().enumerate() {
-                if i < over || at < now - TOMBSTONE_MS {
-                    self.by_id.remove(&id);
-                    self.by_key.remove(&key);
-                }
-            }
+            // Ended in order: forget from the oldest while they ended over `TOMBSTONE_MS` ago.
+            let long_ago = |id: u64| self.by_id.get(&id).is_none_or(|s| s.ended_ms.load(Ordering::Acquire) < now - TOMBSTONE_MS);
+            while self.graves.forget_oldest(long_ago, |id| self.forget(id)) {}
         }
         ended
     }
@@ -505,7 +539,8 @@ pub fn open(state: &super::State, jwt: &str, door: &str, settings: &crate::rewri
     let text = |k: &str| claims.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
     // The groups and their limits as the policy has them now (resource groups, spec 017).
     let groups = crate::admin::resource_groups::resolve(&policy, principal.roles.iter().map(String::as_str));
-    state.sessions.open_in(principal, exp, text("sub"), text("iss").unwrap_or_default(), door, settings.clock_skew, &groups)
+    let vouch = (jwt.to_string(), policy.version);
+    state.sessions.open_in(principal, exp, text("sub"), text("iss").unwrap_or_default(), door, settings.clock_skew, &groups, vouch)
 }
 
 /// `acl_session_sql(handle, sql)`: the statement prefixed with the session, the handle quoted as

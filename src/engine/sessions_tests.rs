@@ -292,7 +292,7 @@ fn group(name: &str, max_sessions: Option<u64>) -> (String, ResourceGroup) {
 }
 
 fn open_in(s: &Sessions, groups: &[(String, ResourceGroup)]) -> Result<(Handle, Arc<Session>)> {
-    s.open_in(principal(), i64::MAX / 2, None, "i".into(), "sql", 60, groups)
+    s.open_in(principal(), i64::MAX / 2, None, "i".into(), "sql", 60, groups, (String::new(), 0))
 }
 
 /// Resource groups at open (spec 017): a session counts in each of its groups; it is admitted
@@ -343,4 +343,51 @@ fn a_groups_cap_holds_under_concurrent_opens() {
     let opened: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert_eq!(opened, 5);
     assert_eq!(s.in_group("g"), 5);
+}
+
+/// The node remembers at most 10 000 ended sessions at any moment, not only after a sweep: the
+/// oldest is forgotten as another ends (spec 017, "Ends").
+#[test]
+fn ended_sessions_are_remembered_up_to_the_bound_at_every_moment() {
+    let s = Sessions::default();
+    let max = super::super::session_graves::MAX as usize;
+    let (first, _) = open(&s);
+    assert!(s.close(first.expose()));
+    let mut last = None;
+    for i in 0..max + 50 {
+        let (h, _) = open(&s);
+        assert!(s.close(h.expose()));
+        assert!(s.by_id.len() <= max, "after {i} closes: {}", s.by_id.len());
+        last = Some(h);
+    }
+    assert_eq!(s.reason(first.expose(), 60), Some(SessionReason::Unknown), "the oldest is forgotten");
+    assert_eq!(s.reason(last.unwrap().expose(), 60), Some(SessionReason::Closed));
+    assert_eq!(s.by_key.len(), s.by_id.len());
+}
+
+/// Ends from many threads at once: the bound holds, and every forgotten session leaves both maps.
+#[test]
+fn the_bound_holds_under_concurrent_ends() {
+    let s = Arc::new(Sessions::default());
+    s.set("acl_max_sessions", "0").unwrap();
+    let max = super::super::session_graves::MAX as usize;
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || {
+                for _ in 0..1_500 {
+                    let (h, rec) = open(&s);
+                    // a close, then a kill: the session ends (and is buried) once
+                    let (a, b) = (s.close(h.expose()), s.kill(rec.id));
+                    assert!(a ^ b);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(s.count(60), 0);
+    assert!(s.by_id.len() <= max && s.by_id.len() >= max - 8, "{}", s.by_id.len());
+    assert_eq!(s.by_key.len(), s.by_id.len());
 }

@@ -14,6 +14,10 @@ pub enum SessionReason {
     Expired,
     #[error("the session was killed")]
     Killed,
+    /// Its token no longer verifies: its issuer was dropped, or its keys (or algorithms or
+    /// audiences) changed so that the token's signature no longer holds (spec 017, "Issuer").
+    #[error("the session's token no longer verifies (its issuer was dropped or changed)")]
+    Revoked,
     /// Never opened on this node, or ended so long ago that the node forgot it.
     #[error("unknown session")]
     Unknown,
@@ -27,6 +31,7 @@ impl SessionReason {
             SessionReason::Idle => "idle",
             SessionReason::Expired => "expired",
             SessionReason::Killed => "killed",
+            SessionReason::Revoked => "revoked",
             SessionReason::Unknown => "unknown",
         }
     }

@@ -99,7 +99,7 @@ pub unsafe extern "C" fn acl_rs_session_close(state: *const State, handle: *cons
     catch_unwind(AssertUnwindSafe(|| handle.is_some_and(|h| state.sessions.close(h)))).unwrap_or(false)
 }
 
-/// `acl_session_reason(handle)`: `live`, `closed`, `idle`, `expired`, `killed` or `unknown` in
+/// `acl_session_reason(handle)`: `live`, `closed`, `idle`, `expired`, `killed`, `revoked` or `unknown` in
 /// `out.text` (read-only); false on a panic.
 ///
 /// # Safety
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn acl_rs_session_count(state: *const State, clock_skew: u
 pub unsafe extern "C" fn acl_rs_session_check(state: *const State, id: u64, clock_skew: u64, out: *mut AclOut) -> bool {
     // SAFETY: the caller's contract.
     let (state, out) = unsafe { (&*state, &mut *out) };
-    let result = catch_unwind(AssertUnwindSafe(|| state.sessions.enter_id(id, clock_skew).map(|()| String::new())));
+    let result = catch_unwind(AssertUnwindSafe(|| crate::engine::session_vouch::enter_kept(state, id, clock_skew).map(|()| String::new())));
     answer(out, result) == AclStatus::Rewritten
 }
 

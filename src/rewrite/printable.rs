@@ -64,6 +64,11 @@ impl VisitorMut for Printable {
             | Value::Boolean(_)
             | Value::Null
             | Value::Placeholder(_) => None,
+            // DuckDB's parser refuses a hex string that is not an even number of hex digits: the
+            // principal's syntax error, said as one (not our print failing to parse).
+            Value::HexStringLiteral(s) if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                return ControlFlow::Break(crate::error::Syntax::Statement { at: None }.into());
+            }
             Value::NationalStringLiteral(s) | Value::HexStringLiteral(s) | Value::SingleQuotedByteStringLiteral(s)
                 if prints_faithfully(s, '\'') && !s.contains('\\') =>
             {

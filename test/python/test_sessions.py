@@ -224,7 +224,7 @@ def the_listing_shows_each_live_session_and_never_its_handle(con):
     assert opened <= last_used
     assert str(id_) != h
     cols = [c[0] for c in con.execute("SELECT * FROM acl_sessions() LIMIT 0").description]
-    assert cols == ["id", "subject", "roles", "door", "opened", "last_used", "idle_seconds", "expires_at", "groups"]
+    assert cols == ["id", "subject", "roles", "door", "opened", "last_used", "idle_seconds", "expires_at", "groups", "issuer"]
     every = con.execute("SELECT * EXCLUDE (opened, last_used, expires_at) FROM acl_sessions()").fetchall()
     assert h not in repr(every)
     refused_with(lambda: con.execute("SELECT acl_session_open(?, 'a door')", [mint()]).fetchall(),
