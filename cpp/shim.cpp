@@ -418,6 +418,7 @@ void LoadInternal(ExtensionLoader &loader) {
 		loader.RegisterFunction(*info);
 	}
 
+	RegisterApi(loader);
 	RegisterLeakproof(loader, parser_info, state);
 	RegisterSessions(loader, parser_info, state);
 	RegisterPushdown(config);

@@ -357,6 +357,14 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
     }
 }
 
+/// A call of the reference's function API (`acl_grant_catalog(…)`, …; native only, like every
+/// `acl_*`): the management statements it stands for (`admin::calls`), run as the gateway's
+/// `acl_exec` runs them — the anonymous-admin gate, one transaction, every check of `apply`.
+pub fn call(state: &State, function: &str, values: &[Option<String>], settings: &Settings) -> Result<Vec<String>> {
+    let statements = crate::admin::calls::statements(function, values)?;
+    execute_all(state, &statements, settings, None)
+}
+
 /// The roles the principal maps to under `p`: the prefix's role, or what the token's role claim
 /// maps to now (the batch may have changed its issuer or mappings).
 fn roles_now(p: &Policy, prefix: &Prefix, principal: &Principal) -> Vec<String> {

@@ -426,7 +426,7 @@ fn a_store_that_went_away_is_unavailable_and_another_schema_version_is_refused()
 /// the policy it holds loads, and what it did not have can be written.
 #[test]
 fn an_older_store_is_upgraded_when_a_node_opens_it() {
-    for (from, gone) in [(3, &["resource_groups", "resource_group_grants"][..]), (2, &["catalog_sources", "resource_groups", "resource_group_grants"][..])] {
+    for (from, gone) in [(4, &[][..]), (3, &["resource_groups", "resource_group_grants"][..]), (2, &["catalog_sources", "resource_groups", "resource_group_grants"][..])] {
         let fake = Arc::new(Fake::default());
         let s = store(&fake);
         let mut p = fresh();
@@ -438,8 +438,15 @@ fn an_older_store_is_upgraded_when_a_node_opens_it() {
             }
             d.tables.get_mut("meta").unwrap().1[0][0] = Some(from.to_string());
         });
+        // Before version 5, schema_grants had no comment.
+        fake.edit(|d| {
+            let (cols, rows) = d.tables.get_mut("schema_grants").unwrap();
+            assert_eq!(cols.pop().as_deref(), Some("comment"));
+            rows.iter_mut().for_each(|r| drop(r.pop()));
+        });
         let Opened::Loaded { policy, .. } = s.open(false, &p).unwrap() else { panic!("loads") };
         assert!(policy.roles.contains_key("analyst"));
+        assert_eq!(fake.data.lock().tables["schema_grants"].0.last().map(String::as_str), Some("comment"), "from {from}");
         assert_eq!(fake.rows("meta")[0][0].as_deref(), Some(SCHEMA_VERSION.to_string().as_str()), "from {from}");
         for t in gone {
             assert!(fake.data.lock().tables.contains_key(*t), "{t} made (from {from})");
