@@ -75,6 +75,9 @@ pub const API: &[Signature] = &[
     sig("acl_allow_function", &["name"], 1),
 ];
 
+/// Required arguments that may be NULL all the same (then omitted).
+const NULLABLE: [&str; 6] = ["caps", "keys", "audiences", "algs", "role_claim", "claim_map"];
+
 /// The arguments of one call, read by parameter name.
 struct Args<'a> {
     sig: &'a Signature,
@@ -103,8 +106,9 @@ impl<'a> Args<'a> {
     fn opt(&self, name: &'static str) -> Result<Option<&'a str>> {
         let i = self.index(name);
         match self.values.get(i).and_then(Option::as_deref) {
-            // NULL capabilities are "unspecified", as an empty string is.
-            None if i < self.sig.required && name != "caps" => Err(self.bad(param(self.sig, i), "must not be NULL")),
+            // NULL capabilities are "unspecified", as an empty string is; an issuer's NULL
+            // fields take their defaults (the reference: NULL algs → RS256, role_claim → roles).
+            None if i < self.sig.required && !NULLABLE.contains(&name) => Err(self.bad(param(self.sig, i), "must not be NULL")),
             v => Ok(v),
         }
     }

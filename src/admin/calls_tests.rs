@@ -166,7 +166,11 @@ fn null_and_bad_arguments_are_named() {
     assert!(err("acl_drop_catalog", &[s("c"), s("yes")]).contains("argument cascade"));
     assert!(err("acl_define_issuer", &[s("i"), s(""), s(""), None, None, None, s("")]).contains("exactly one"));
     assert!(err("acl_add_reference", &[s("c"), s("r"), s("a"), s("b"), s("function")]).contains("argument to_kind"));
-    // NULL capabilities are unspecified, as in the reference.
+    // NULL capabilities, and an issuer's NULL fields, are unspecified, as in the reference.
+    assert_eq!(
+        one("acl_define_issuer", &[s("i"), s("k"), None, None, None, None]),
+        "CREATE OR REPLACE ISSUER 'i' KEYS 'k'"
+    );
     assert_eq!(one("acl_grant_object", &[s("r"), s("c"), s("t"), None]), "GRANT OBJECT \"c\".\"t\" TO ROLE \"r\"");
 }
 

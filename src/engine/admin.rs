@@ -45,13 +45,6 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         None => anonymous_allowed(state, settings)?,
         Some(r) => drop(Held::of_existing(policy, &r.principal.roles)?),
     }
-    let store = state.store();
-    let mut sql = Vec::with_capacity(statements.len() + 1);
-    // The policy after the statements so far; `None` until a statement changed it, and after
-    // one failed (then the batch fails when it runs, and nothing after it needs checking).
-    let mut dry: Option<Policy> = None;
-    let mut checking = true;
-    let held = who.map(|r| Held::of(policy, &r.principal.roles));
     for s in statements {
         if !crate::admin::is_management(s) {
             return Err(AclError::from(match who {
@@ -70,6 +63,26 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             }
             return Ok(Output { sql: check_call(catalog, who)?, ..management_output(policy, 1) });
         }
+    }
+    let mut sql = validations(state, policy, statements, who)?;
+    sql.push(admin_call(statements, who)?);
+    Ok(Output { sql: sql.join(";\n"), ..management_output(policy, sql.len()) })
+}
+
+/// The validation statements of a management batch (`admin::validate`), each computed against the
+/// policy as the batch's earlier statements leave it (a dry run on a copy), after the runner's
+/// scope and the store guard were judged for each statement and the policy SQL the batch brings
+/// was judged as its author's (spec 007, "Policy SQL is input"). Shared by `batch` and `call`.
+fn validations(state: &State, policy: &Policy, statements: &[&str], who: RunAs<'_>) -> Result<Vec<String>> {
+    let store = state.store();
+    let mut sql = Vec::with_capacity(statements.len() + 1);
+    // The policy after the statements so far; `None` until a statement changed it, and after
+    // one failed (then the batch fails when it runs, and nothing after it needs checking).
+    let mut dry: Option<Policy> = None;
+    let mut checking = true;
+    let held = who.map(|r| Held::of(policy, &r.principal.roles));
+    for s in statements {
+        let cmd = state.commands.parse(s)?;
         if let Some(store) = &store {
             crate::store::guard::check_command(store.location(), &store.describe(), &cmd)?;
         }
@@ -106,8 +119,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     if let Some(after) = dry.as_ref().filter(|_| !state.faults.unchecked_policy_sql) {
         crate::admin::policy_sql::check_batch(policy, after, held.as_ref())?;
     }
-    sql.push(admin_call(statements, who)?);
-    Ok(Output { sql: sql.join(";\n"), ..management_output(policy, sql.len()) })
+    Ok(sql)
 }
 
 /// A management batch's output of `n` statements (its SQL filled in by the caller).
@@ -362,6 +374,18 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
 /// `acl_exec` runs them — the anonymous-admin gate, one transaction, every check of `apply`.
 pub fn call(state: &State, function: &str, values: &[Option<String>], settings: &Settings) -> Result<Vec<String>> {
     let statements = crate::admin::calls::statements(function, values)?;
+    if settings.in_transaction {
+        return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
+    }
+    anonymous_allowed(state, settings)?;
+    // What the statement form checks by binding before its acl_exec (a predicate or mask that
+    // does not bind, a view that does not give its declared columns), checked here the same way.
+    let texts: Vec<&str> = statements.iter().map(String::as_str).collect();
+    let checks = validations(state, &state.policy(), &texts, None)?;
+    if !checks.is_empty() {
+        let host = state.host_db.get().ok_or(AclError::internal("the instance's database is not known"))?;
+        host.bind_checks(&checks)?;
+    }
     execute_all(state, &statements, settings, None)
 }
 

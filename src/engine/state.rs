@@ -224,6 +224,9 @@ pub trait HostDb: Send + Sync {
     /// The names of the tables and views in `db.schema` now, committed (`CREATE VIRTUAL SCHEMA
     /// … FROM`, `REFRESH`); none if it does not exist.
     fn physical_objects(&self, db: &str, schema: &str) -> crate::error::Result<Vec<String>>;
+    /// Runs the validation statements of a function-API call (`admin::validate`, judged by the
+    /// policy-SQL rules first) on a connection of the extension's own; the first refusal.
+    fn bind_checks(&self, statements: &[String]) -> crate::error::Result<()>;
 }
 
 fn now_ms() -> u64 {

@@ -156,6 +156,10 @@ pub enum Invalid {
     EmptySource { name: String },
     #[error("cannot list {name}: {why}")]
     SourceUnreadable { name: String, why: String },
+    /// A validation statement of a function-API call refused (`validate`): its own `acl:`
+    /// message, or DuckDB's, first line.
+    #[error("{why}")]
+    Unbound { why: String },
     #[error("virtual schema {name} is not an expanded schema (CREATE VIRTUAL SCHEMA … FROM)")]
     NotExpanded { name: String },
     #[error("\"{name}\" is a virtual schema (a live alias); its objects are not listed one by one")]
