@@ -123,6 +123,9 @@ constexpr const char *SESSION_BINDING_SETTING = "acl_session_token_binding";
 // `owner` keeps `state` alive as long as the functions and settings.
 void RegisterSessions(ExtensionLoader &loader, const shared_ptr<ParserExtensionInfo> &owner, AclState *state);
 
+// ---- The reference's function API (api.cpp, spec 007): acl_grant_catalog(…) and the rest ----
+void RegisterApi(ExtensionLoader &loader);
+
 // Owns the Rust output buffer for the duration of one override call.
 struct OutGuard {
 	AclOut out {}; // all null and zero until Rust fills it

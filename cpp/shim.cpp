@@ -437,6 +437,7 @@ void LoadInternal(ExtensionLoader &loader) {
 		loader.RegisterFunction(*info);
 	}
 
+	RegisterApi(loader);
 	RegisterSessions(loader, parser_info, state);
 	RegisterPushdown(config);
 	{

@@ -102,8 +102,12 @@ pub fn apply(policy: &mut Policy, cmd: &Command) -> Result<String> {
             super::expand::apply(policy, (catalog, schema), how, objects.as_deref())
         }
         Command::AlterSchemaPhys { catalog, schema, target } => super::expand::set_phys(policy, (catalog, schema), target),
-        Command::DropSchema { catalog, schema, if_exists } => schemas::drop_schema(policy, catalog, schema, *if_exists),
-        Command::GrantSchema { catalog, schema, role, caps } => schemas::grant_schema(policy, catalog, schema, role, *caps),
+        Command::DropSchema { catalog, schema, if_exists, cascade } => {
+            schemas::drop_schema(policy, catalog, schema, *if_exists, *cascade)
+        }
+        Command::GrantSchema { catalog, schema, role, caps, into, comment } => {
+            schemas::grant_schema(policy, (catalog, schema), role, *caps, into.as_ref(), comment)
+        }
         Command::RevokeSchema { catalog, schema, role } => schemas::revoke_schema(policy, catalog, schema, role),
         Command::GrantAdmin { role, scope } => super::roles::grant_admin(policy, role, *scope),
         Command::RevokeAdmin { role } => super::roles::revoke_admin(policy, role),

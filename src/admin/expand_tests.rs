@@ -146,7 +146,9 @@ fn drop_removes_the_record_and_its_objects_only() {
     ok(&mut p, "CREATE VIRTUAL SCHEMA lake.raw FROM lakedb.raw", &["a", "b"]);
     ok(&mut p, "CREATE VIRTUAL TABLE lake.keep AS lakedb.raw.a", &[]);
     ok(&mut p, "GRANT TABLE lake.raw.a TO ROLE analyst WITH (select)", &[]);
-    assert_eq!(ok(&mut p, "DROP VIRTUAL SCHEMA lake.raw", &[]), "DROP VIRTUAL SCHEMA lake.raw");
+    // Its objects are records of their own: without CASCADE the drop is refused (spec 007).
+    assert!(matches!(invalid(&mut p, "DROP VIRTUAL SCHEMA lake.raw", &[]), Invalid::SchemaNotEmpty { .. }));
+    assert_eq!(ok(&mut p, "DROP VIRTUAL SCHEMA lake.raw CASCADE", &[]), "DROP VIRTUAL SCHEMA lake.raw");
     assert!(names(&p, "raw").is_empty());
     assert!(p.catalogs["lake"].expansions.is_empty());
     assert!(p.roles["analyst"].object_grants.is_empty());

@@ -14,7 +14,7 @@
 use super::apply::{missing, q, role_missing, SKIPPED_EXISTS};
 use super::parse::P;
 use super::{Command, CreateMode};
-use crate::error::{AclError, Duplicate, Invalid, Management, Noun, Result};
+use crate::error::{AclError, Invalid, Management, Noun, Result};
 use crate::policy::functions::{
     Access, Class, FnBody, FnCategory, FnKind, FnName, FnTarget, Grantee, VirtualFunction, SYSTEM_DB,
 };
@@ -121,103 +121,13 @@ impl P<'_> {
     }
 
     /// `name` or `db.schema.name`.
-    fn function_name(&mut self) -> Result<FnName> {
+    pub(super) fn function_name(&mut self) -> Result<FnName> {
         let parts: Vec<String> = self.name("a function name")?.iter().map(|i| norm(&i.value)).collect();
         match parts.as_slice() {
             [n] => Ok(FnName { qualifier: None, name: n.clone() }),
             [d, s, n] => Ok(FnName { qualifier: Some((d.clone(), s.clone())), name: n.clone() }),
             _ => Err(Invalid::Rule("a function is named as name or db.schema.name").into()),
         }
-    }
-
-    /// After `CREATE [OR REPLACE] VIRTUAL` and `TABLE FUNCTION` or `SCALAR`.
-    pub(super) fn create_virtual_function(&mut self, or_replace: bool, kind: FnKind) -> Result<Command> {
-        let mode = self.create_mode(or_replace)?;
-        let key = self.virtual_name()?;
-        let params = if self.p.consume_token(&Token::LParen) { Some(self.params()?) } else { None };
-        // `AS <body>`, or the legacy `MACRO '<body>'` (the same body, quoted).
-        let quoted = if self.kw(Keyword::AS) {
-            Some(None)
-        } else if self.word("macro") {
-            Some(Some(self.string("the template as a string after MACRO")?))
-        } else {
-            None
-        };
-        let (body, text) = if let Some(quoted) = quoted {
-            let Some(params) = &params else { return self.err("a parameter list (p TYPE, …) before AS") };
-            let what = match kind {
-                FnKind::Table => "a query after AS",
-                FnKind::Scalar => "an expression after AS",
-            };
-            let parsed = match &quoted {
-                None => body(&mut self.p, kind),
-                Some(text) => {
-                    let dialect = sqlparser::dialect::DuckDbDialect {};
-                    let mut inner = sqlparser::parser::Parser::new(&dialect)
-                        .try_with_sql(text)
-                        .map_err(|_| AclError::from(Management::Missing { expected: what.into() }))?;
-                    let b = body(&mut inner, kind);
-                    if b.is_ok() && inner.peek_token_ref().token != Token::EOF {
-                        return Err(Management::Missing { expected: "the end of the MACRO template".into() }.into());
-                    }
-                    b
-                }
-            };
-            let (body, max_arg) = match parsed {
-                Ok(b) => b,
-                Err(Some(e)) => return Err(e),
-                Err(None) if quoted.is_none() => return Err(self.syntax_err(what)),
-                Err(None) => return Err(Management::Missing { expected: what.into() }.into()),
-            };
-            if max_arg > params.len() {
-                return Err(Invalid::ArgumentPastParameters { arg: max_arg, params: params.len() }.into());
-            }
-            let text = match &body {
-                FnBody::Query(q) => q.to_string(),
-                FnBody::Expr(e) => e.to_string(),
-                FnBody::Alias(n) => n.to_string(),
-            };
-            (body, format!("AS {text}"))
-        } else if self.word("alias") {
-            // `ALIAS OF fn`; the legacy form writes `ALIAS fn`.
-            let _ = self.kw(Keyword::OF);
-            let target = self.function_name()?;
-            (FnBody::Alias(fn_object_name(&target)), format!("ALIAS OF {target}"))
-        } else {
-            return self.err("AS, MACRO or ALIAS OF");
-        };
-        let comment = self.comment()?;
-        let sig = params.as_ref().map(|ps| {
-            let list: Vec<String> = ps.iter().map(|(n, t)| format!("{n} {t}")).collect();
-            format!("({})", list.join(", "))
-        });
-        let sql = format!("{}{} {text}", key, sig.unwrap_or_default());
-        let function = VirtualFunction { params, body: Arc::new(body), sql, comment };
-        Ok(Command::Function(FnCommand::CreateVirtual { key, kind, function, mode }))
-    }
-
-    /// `p TYPE, …)` — the opening parenthesis is already consumed.
-    fn params(&mut self) -> Result<Vec<(String, sqlparser::ast::DataType)>> {
-        let mut out: Vec<(String, sqlparser::ast::DataType)> = Vec::new();
-        if self.p.consume_token(&Token::RParen) {
-            return Ok(out);
-        }
-        loop {
-            let name = self.p.parse_identifier().map_err(|_| self.syntax_err("a parameter name"))?;
-            let t = self.p.parse_data_type().map_err(|_| self.syntax_err("a parameter type"))?;
-            let name = norm(&name.value);
-            if out.iter().any(|(n, _)| *n == name) {
-                return Err(Duplicate::Parameter(name).into());
-            }
-            out.push((name, t));
-            if !self.p.consume_token(&Token::Comma) {
-                break;
-            }
-        }
-        if !self.p.consume_token(&Token::RParen) {
-            return self.err("',' or ')' in the parameter list");
-        }
-        Ok(out)
     }
 
     /// After `DROP VIRTUAL` and `TABLE FUNCTION` or `SCALAR`.
@@ -227,55 +137,11 @@ impl P<'_> {
         Ok(Command::Function(FnCommand::DropVirtual { key, kind, if_exists }))
     }
 
-    fn syntax_err(&self, expected: &str) -> AclError {
+    pub(super) fn syntax_err(&self, expected: &str) -> AclError {
         match self.err::<()>(expected) {
             Err(e) => e,
             Ok(()) => Management::Bare.into(),
         }
-    }
-}
-
-/// A virtual function's body at `p`, with the highest `acl_arg(n)` it uses. `Err(None)`: it
-/// did not parse (the caller says what was expected).
-fn body(p: &mut sqlparser::parser::Parser<'_>, kind: FnKind) -> std::result::Result<(FnBody, usize), Option<AclError>> {
-    match kind {
-        FnKind::Table => {
-            let mut q = p.parse_query().map_err(|_| None)?;
-            super::sources::check_query(&*q).map_err(Some)?;
-            let n = crate::sqltext::normalise_body(&mut *q, never_callable).map_err(Some)?;
-            Ok((FnBody::Query(q), n))
-        }
-        FnKind::Scalar => {
-            let mut e = p.parse_expr().map_err(|_| None)?;
-            super::sources::check_query(&e).map_err(Some)?;
-            let n = crate::sqltext::normalise_body(&mut e, never_callable).map_err(Some)?;
-            Ok((FnBody::Expr(e), n))
-        }
-    }
-}
-
-/// `ALIAS OF fn` with declared parameters: the call `fn(acl_arg(1), …)` (or `SELECT * FROM
-/// fn(…)`), so the arguments are cast like any virtual function's. `target` is already qualified.
-fn alias_body(target: &ObjectName, kind: FnKind, n: usize) -> Result<FnBody> {
-    let args: Vec<String> = (1..=n).map(|i| format!("acl_arg({i})")).collect();
-    let call = format!("{target}({})", args.join(", "));
-    let dialect = sqlparser::dialect::DuckDbDialect {};
-    let parser = sqlparser::parser::Parser::new(&dialect).try_with_sql(&match kind {
-        FnKind::Scalar => call,
-        FnKind::Table => format!("SELECT * FROM {call}"),
-    });
-    let body = match kind {
-        FnKind::Scalar => parser.and_then(|mut p| p.parse_expr()).map(FnBody::Expr),
-        FnKind::Table => parser.and_then(|mut p| p.parse_query()).map(FnBody::Query),
-    };
-    body.map_err(|_| AclError::internal("could not build the alias call"))
-}
-
-fn fn_object_name(n: &FnName) -> ObjectName {
-    let q = crate::sqltext::quoted;
-    match &n.qualifier {
-        None => ObjectName::from(vec![q(&n.name)]),
-        Some((d, s)) => ObjectName::from(vec![q(d), q(s), q(&n.name)]),
     }
 }
 
@@ -391,7 +257,7 @@ fn create_virtual(p: &mut Policy, key: &ObjKey, kind: FnKind, f: &VirtualFunctio
         let target = qualify_alias(p, name, kind)?;
         f.body = Arc::new(match &f.params {
             None => FnBody::Alias(target),
-            Some(ps) => alias_body(&target, kind, ps.len())?,
+            Some(ps) => super::virtual_fns::alias_body(&target, kind, ps.len())?,
         });
     }
     let vkey = (key.catalog.clone(), key.schema.clone(), key.name.clone(), kind);

@@ -223,21 +223,55 @@ impl P<'_> {
         words.into_iter().map(|w| Caps::parse_one(&w).map(|c| (w.to_lowercase(), c))).collect()
     }
 
-    /// `GRANT SCHEMA c.s TO ROLE r [WITH (caps) | CAPS '…']`: data caps, create and drop.
+    /// `GRANT SCHEMA c.s TO ROLE r [WITH (caps) | CAPS '…'] [INTO db.schema | VIRTUAL ONLY]
+    /// [COMMENT '…']` (the clauses in any order, each once): data caps, create and drop.
     fn grant_schema(&mut self) -> Result<Command> {
         let (catalog, schema) = self.schema_name()?;
         let role = self.role_after(Keyword::TO, "TO")?;
-        let mut caps = Caps::DATA;
-        if let Some(list) = self.capabilities()? {
-            let allowed = Caps::DATA.union(Caps::CREATE).union(Caps::DROP);
-            if let Some((w, _)) = list.iter().find(|(_, c)| !allowed.contains(*c)) {
-                return Err(Invalid::CatalogOnly { capability: w.to_string() }.into());
+        let (mut caps, mut into, mut comment, mut virtual_only) = (None, None, None, false);
+        loop {
+            if let Some(list) = self.capabilities()? {
+                if caps.is_some() {
+                    return Err(Management::Twice { clause: "WITH or CAPS" }.into());
+                }
+                let allowed = Caps::DATA.union(Caps::CREATE).union(Caps::DROP);
+                if let Some((w, _)) = list.iter().find(|(_, c)| !allowed.contains(*c)) {
+                    return Err(Invalid::CatalogOnly { capability: w.to_string() }.into());
+                }
+                caps = Some(fold(list));
+            } else if self.p.peek_keyword(Keyword::INTO) {
+                self.p.next_token();
+                self.once(&into, "INTO")?;
+                into = Some(self.phys_schema()?);
+            } else if self.p.peek_keyword(Keyword::VIRTUAL) {
+                self.p.next_token();
+                if !self.word("only") {
+                    return self.err("ONLY after VIRTUAL");
+                }
+                if virtual_only {
+                    return Err(Management::Twice { clause: "VIRTUAL ONLY" }.into());
+                }
+                virtual_only = true;
+            } else if self.p.peek_keyword(Keyword::COMMENT) {
+                self.once(&comment, "COMMENT")?;
+                comment = self.comment()?;
+            } else {
+                self.refuse_clauses(&["rls", "columns", "expires"], "GRANT SCHEMA")?;
+                break;
             }
-            caps = fold(list);
-        } else {
-            self.refuse_clauses(&["rls", "columns", "expires"], "GRANT SCHEMA")?;
         }
-        Ok(Command::GrantSchema { catalog, schema, role, caps })
+        let mut caps = caps.unwrap_or(Caps::DATA);
+        if virtual_only {
+            // The role registers what exists: nothing physical is created or dropped for it.
+            if into.is_some() {
+                return Err(Invalid::Rule("INTO and VIRTUAL ONLY exclude each other: VIRTUAL ONLY creates nothing").into());
+            }
+            if caps.minus(Caps::CREATE.union(Caps::DROP)) != caps {
+                return Err(Invalid::Rule("VIRTUAL ONLY grants no create or drop: nothing physical is created or dropped").into());
+            }
+            caps = caps.minus(Caps::CREATE.union(Caps::DROP));
+        }
+        Ok(Command::GrantSchema { catalog, schema, role, caps, into, comment })
     }
 }
 

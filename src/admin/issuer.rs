@@ -144,10 +144,18 @@ impl<'a> P<'a> {
         }
         if self.word("claim") {
             self.expect_kw(Keyword::MAP, "MAP after CLAIM")?;
+            // The reference system's `CLAIM MAP '{"jwt.path": "claim", …}'`.
+            if let Some(text) = self.maybe_string() {
+                return Ok(Some(IssuerSet::ClaimMap(claim_map_json(&text)?)));
+            }
             self.open("CLAIM MAP")?;
             let mut v: Vec<(String, String)> = Vec::new();
             loop {
-                let path = self.path("a claim path as a string")?;
+                // `'a.b' => c`, or unquoted `a.b => c`.
+                let path = match self.p.peek_token_ref().token {
+                    Token::Word(_) => self.name("a claim path")?.iter().map(|i| i.value.as_str()).collect::<Vec<_>>().join("."),
+                    _ => self.path("a claim path")?,
+                };
                 if !self.p.consume_token(&Token::RArrow) {
                     return self.err("'=>'");
                 }
@@ -175,7 +183,8 @@ impl<'a> P<'a> {
         Ok(None)
     }
 
-    /// After `DROP MAP`: `CLAIM|GROUP 'v' FROM ISSUER 'iss'` — the value's mapping to every role.
+    /// After `DROP MAP`: `CLAIM|GROUP 'v' FROM ISSUER 'iss' [TO ROLE r]` — the value's mapping
+    /// to that role, or to every role.
     pub(super) fn drop_map(&mut self) -> Result<Command> {
         if !self.word("claim") && !self.word("group") {
             return self.err("CLAIM or GROUP");
@@ -186,7 +195,14 @@ impl<'a> P<'a> {
             return self.err("ISSUER");
         }
         let iss = self.string("the issuer as a string")?;
-        Ok(Command::UnmapClaim { iss, value, role: None })
+        let role = match self.kw(Keyword::TO) {
+            true => {
+                self.expect_kw(Keyword::ROLE, "ROLE")?;
+                Some(self.one_part("a role name")?)
+            }
+            false => None,
+        };
+        Ok(Command::UnmapClaim { iss, value, role })
     }
 
     /// After `DROP ISSUER`.
@@ -229,6 +245,29 @@ impl<'a> P<'a> {
         Ok(Command::UnmapClaim { iss, value, role })
     }
 
+}
+
+/// `CLAIM MAP '{"jwt.path": "claim", …}'`: the same pairs as `CLAIM MAP ('jwt.path' => claim)`;
+/// names lower-case, each once; every value a string.
+fn claim_map_json(text: &str) -> Result<Vec<(String, String)>> {
+    let bad = || AclError::from(Invalid::Rule("CLAIM MAP '…' takes a JSON object of claim paths to claim names"));
+    let super::lists::Members(members) = serde_json::from_str(text).map_err(|_| bad())?;
+    let mut v: Vec<(String, String)> = Vec::new();
+    for (path, name) in members {
+        if v.iter().any(|(p, _)| *p == path) {
+            return Err(bad());
+        }
+        let serde_json::Value::String(name) = name else { return Err(bad()) };
+        if path.split('.').any(str::is_empty) {
+            return Err(Invalid::ClaimPath { path }.into());
+        }
+        let name = crate::policy::norm(name.trim());
+        if v.iter().any(|(_, n)| *n == name) {
+            return Err(Duplicate::ClaimMapped(name).into());
+        }
+        v.push((path, name));
+    }
+    Ok(v)
 }
 
 /// `KEYS FROM` takes a file path; a URL is refused (nothing is fetched over the network).

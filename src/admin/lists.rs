@@ -9,7 +9,7 @@ use std::fmt;
 
 /// A JSON object's members in order, duplicates kept (serde_json's `Map` would keep the last
 /// silently, and `{"select": true, "select": false}` must not mean either).
-struct Members(Vec<(String, serde_json::Value)>);
+pub(super) struct Members(pub(super) Vec<(String, serde_json::Value)>);
 
 impl<'de> Deserialize<'de> for Members {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

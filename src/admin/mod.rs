@@ -9,6 +9,7 @@
 //! is applied and validated as the whole statement it amounts to (`alter::resolve`).
 mod alter;
 mod apply;
+pub mod calls;
 pub mod check;
 pub mod claims;
 mod expand;
@@ -27,6 +28,7 @@ pub mod scope;
 mod slice;
 pub mod sources;
 pub mod validate;
+mod virtual_fns;
 
 use crate::policy::{AdminScope, Caps, Column, Declared, ObjKey, PhysName, Reference, Slice, Unmapped};
 use std::collections::{BTreeMap, BTreeSet};
@@ -252,17 +254,23 @@ pub enum Command {
         schema: String,
         target: (String, String),
     },
+    /// Without `cascade`, an expanded schema that still holds objects is refused.
     DropSchema {
         catalog: String,
         schema: String,
         if_exists: bool,
+        cascade: bool,
     },
-    /// `caps` is already defaulted (`Caps::DATA` when the statement named none).
+    /// `caps` is already defaulted (`Caps::DATA` when the statement named none; `VIRTUAL ONLY`
+    /// leaves out `create` and `drop`). `into`: `INTO db.schema`, checked when applied (it must be
+    /// where the schema's CREATEs land). `comment`: `COMMENT '…'`, kept with the grant.
     GrantSchema {
         catalog: String,
         schema: String,
         role: String,
         caps: Caps,
+        into: Option<(String, String)>,
+        comment: Option<String>,
     },
     RevokeSchema {
         catalog: String,
@@ -388,7 +396,9 @@ pub fn is_management(sql: &str) -> bool {
         // FUNCTION CATEGORY only: CREATE/DROP FUNCTION alone is DuckDB's macro statement.
         Keyword::DROP => {
             let k = next();
-            object(&k) || k.1 == "MAP" || k.1 == "RESOURCE" || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
+            object(&k)
+                || matches!(k.1.as_str(), "MAP" | "RESOURCE" | "RELATION" | "REFERENCE")
+                || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
         Keyword::CREATE => {
             let mut k = next();
@@ -400,7 +410,7 @@ pub fn is_management(sql: &str) -> bool {
             }
             object(&k) || k.1 == "RESOURCE" || (k.0 == Keyword::FUNCTION && next().1 == "CATEGORY")
         }
-        Keyword::ADD => matches!(next().0, Keyword::TABLE | Keyword::VIEW | Keyword::SCALAR),
+        Keyword::ADD => matches!(next().0, Keyword::TABLE | Keyword::VIEW | Keyword::SCALAR | Keyword::SCHEMA),
         Keyword::COMMENT => next().0 == Keyword::ON && next().0 == Keyword::VIRTUAL,
         Keyword::CHECK => next().0 == Keyword::VIRTUAL,
         _ if word == "MAP" || word == "UNMAP" => matches!(next().1.as_str(), "CLAIM" | "GROUP"),
@@ -514,3 +524,7 @@ mod forms_apply_tests;
 #[cfg(test)]
 #[path = "types_tests.rs"]
 mod types_tests;
+
+#[cfg(test)]
+#[path = "more_forms_tests.rs"]
+mod more_forms_tests;

@@ -230,7 +230,15 @@ impl P<'_> {
             // … or `ADD VIEW c.n [(…)] AS <select>`, as CREATE writes it.
             return self.create_virtual_view(CreateMode::OrReplace);
         }
-        self.err("TABLE, VIEW, TABLE FUNCTION or SCALAR after ADD")
+        if self.kw(Keyword::SCHEMA) {
+            // `ADD SCHEMA <db.schema> AS c.s [COMMENT '…']`: `CREATE OR REPLACE VIRTUAL SCHEMA … AS`.
+            let target = self.phys_schema()?;
+            self.expect_kw(Keyword::AS, "AS")?;
+            let (catalog, schema) = self.schema_name()?;
+            let comment = self.comment()?;
+            return Ok(Command::CreateSchema { catalog, schema, target, comment, mode: CreateMode::OrReplace });
+        }
+        self.err("TABLE, VIEW, SCHEMA, TABLE FUNCTION or SCALAR after ADD")
     }
 
     /// After `ALTER VIRTUAL`.

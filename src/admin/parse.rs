@@ -200,7 +200,8 @@ impl<'a> P<'a> {
             if self.kw(Keyword::SCHEMA) {
                 let if_exists = self.if_exists();
                 let (catalog, schema) = self.schema_name()?;
-                return Ok(Command::DropSchema { catalog, schema, if_exists });
+                let cascade = self.kw(Keyword::CASCADE);
+                return Ok(Command::DropSchema { catalog, schema, if_exists, cascade });
             }
             if self.kw(Keyword::SCALAR) {
                 return self.drop_virtual_function(FnKind::Scalar);
@@ -242,7 +243,18 @@ impl<'a> P<'a> {
         if self.word("map") {
             return self.drop_map();
         }
-        self.err("VIRTUAL, ROLE, ISSUER, MAP or FUNCTION CATEGORY")
+        // The reference system's `DROP RELATION c.n` (a table or a view) and `DROP REFERENCE`.
+        if self.word("relation") {
+            let if_exists = self.if_exists();
+            let key = self.virtual_name()?;
+            return Ok(Command::DropTable { key, if_exists });
+        }
+        if self.word("reference") {
+            let if_exists = self.if_exists();
+            let key = self.virtual_name()?;
+            return Ok(Command::DropReference { key, if_exists });
+        }
+        self.err("VIRTUAL, RELATION, ROLE, ISSUER, MAP or FUNCTION CATEGORY")
     }
 
     /// The virtual object kinds of the surface that are not implemented yet.

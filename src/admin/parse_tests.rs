@@ -404,7 +404,7 @@ fn other_syntax_errors() {
     assert_eq!(msg("SELECT 1"), "acl: could not parse management statement: expected CREATE, DROP, ALTER, GRANT or REVOKE, found SELECT");
     assert!(syntax("").contains("found end of statement"));
     assert!(syntax("CREATE TABLE t (a INT)").contains("expected VIRTUAL, ROLE, ISSUER or FUNCTION CATEGORY, found TABLE"));
-    assert!(syntax("DROP TABLE t").contains("expected VIRTUAL, ROLE, ISSUER, MAP or FUNCTION CATEGORY, found TABLE"));
+    assert!(syntax("DROP TABLE t").contains("expected VIRTUAL, RELATION, ROLE, ISSUER, MAP or FUNCTION CATEGORY, found TABLE"));
     assert!(syntax("CREATE VIRTUAL THING x")
         .contains("expected CATALOG, SCHEMA, TABLE, VIEW, TABLE FUNCTION, SCALAR or REFERENCE, found THING"));
     assert!(syntax("CREATE VIRTUAL CATALOG")
@@ -514,7 +514,7 @@ fn virtual_schema_forms() {
     );
     assert_eq!(
         parse("DROP VIRTUAL SCHEMA IF EXISTS c.s").unwrap(),
-        Command::DropSchema { catalog: "c".into(), schema: "s".into(), if_exists: true }
+        Command::DropSchema { catalog: "c".into(), schema: "s".into(), if_exists: true, cascade: false }
     );
     assert!(invalid("CREATE VIRTUAL SCHEMA c AS p.s").contains("catalog.schema"));
     assert!(invalid("CREATE VIRTUAL SCHEMA c.s AS p.s.t").contains("db.schema"));
@@ -524,7 +524,7 @@ fn virtual_schema_forms() {
 fn schema_grant_forms() {
     assert_eq!(
         parse("GRANT SCHEMA c.s TO ROLE r").unwrap(),
-        Command::GrantSchema { catalog: "c".into(), schema: "s".into(), role: "r".into(), caps: Caps::DATA }
+        Command::GrantSchema { catalog: "c".into(), schema: "s".into(), role: "r".into(), caps: Caps::DATA, into: None, comment: None }
     );
     assert_eq!(
         parse("GRANT SCHEMA c.s TO ROLE r WITH (select, create, drop)").unwrap(),
@@ -532,7 +532,9 @@ fn schema_grant_forms() {
             catalog: "c".into(),
             schema: "s".into(),
             role: "r".into(),
-            caps: Caps::SELECT.union(Caps::CREATE).union(Caps::DROP)
+            caps: Caps::SELECT.union(Caps::CREATE).union(Caps::DROP),
+            into: None,
+            comment: None,
         }
     );
     assert_eq!(

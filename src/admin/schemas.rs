@@ -50,13 +50,19 @@ pub(super) fn create_schema(
     }
 }
 
-pub(super) fn drop_schema(p: &mut Policy, catalog: &str, schema: &str, if_exists: bool) -> Result<String> {
+pub(super) fn drop_schema(p: &mut Policy, catalog: &str, schema: &str, if_exists: bool, cascade: bool) -> Result<String> {
     let status = format!("DROP VIRTUAL SCHEMA {}", shown(catalog, schema));
     let removed = p.catalogs.get_mut(catalog).and_then(|c| c.schemas.remove(schema));
     if removed.is_none() {
-        // Not an alias: an expanded schema (its objects go with it), or nothing.
-        return match super::expand::drop(p, catalog, schema) {
-            Some(()) => Ok(status),
+        // Not an alias: an expanded schema (its objects go with it, under CASCADE), or nothing.
+        let held = p.catalogs.get(catalog).filter(|c| c.expansions.contains_key(schema)).map(|c| c.objects.keys().filter(|(s, _)| s == schema).count());
+        return match held {
+            Some(n) if n > 0 && !cascade => Err(Invalid::SchemaNotEmpty { name: format!("{catalog}.{schema}"), objects: n }.into()),
+            Some(_) => {
+                super::expand::drop(p, catalog, schema);
+                forget(p, |c, s| c == catalog && s == schema);
+                Ok(status)
+            }
             None => missing(if_exists, status, || schema_missing(catalog, schema)),
         };
     }
@@ -64,24 +70,52 @@ pub(super) fn drop_schema(p: &mut Policy, catalog: &str, schema: &str, if_exists
     Ok(status)
 }
 
-pub(super) fn grant_schema(p: &mut Policy, catalog: &str, schema: &str, role: &str, caps: Caps) -> Result<String> {
+/// `GRANT SCHEMA`: on a live alias or an expanded schema. `INTO` names where the role's CREATE
+/// lands, which is the alias's own physical schema (anything else is refused: an object created
+/// elsewhere would not be in the schema); an expansion takes no `create`/`drop` (a principal's
+/// CREATE lands only in an alias). The comment is kept with the grant.
+pub(super) fn grant_schema(
+    p: &mut Policy,
+    (catalog, schema): (&str, &str),
+    role: &str,
+    caps: Caps,
+    into: Option<&(String, String)>,
+    comment: &Option<String>,
+) -> Result<String> {
     let status = format!("GRANT SCHEMA {} TO ROLE {}", shown(catalog, schema), q(role));
-    if p.virtual_schema(catalog, schema).is_none() {
+    if !p.grantable_schema(catalog, schema) {
         return Err(schema_missing(catalog, schema));
     }
+    let ddl = Caps::CREATE.union(Caps::DROP);
+    match p.virtual_schema(catalog, schema) {
+        None if caps.minus(ddl) != caps || into.is_some() => {
+            return Err(Invalid::Rule("an expanded schema (FROM) takes no create, drop or INTO: a principal's CREATE lands only in a schema alias (AS)").into());
+        }
+        Some(vs) if into.is_some_and(|(db, s)| !db.eq_ignore_ascii_case(&vs.db) || !s.eq_ignore_ascii_case(&vs.schema)) => {
+            return Err(Invalid::Rule("INTO must name the schema alias's own physical schema: a principal's CREATE in the virtual schema lands there").into());
+        }
+        _ => {}
+    }
     let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
-    // As for catalog grants, the statement states the whole grant.
-    let previous = r.schema_grants.insert((catalog.to_string(), schema.to_string()), caps);
+    let key = (catalog.to_string(), schema.to_string());
+    // As for catalog grants, the statement states the whole grant (its comment included).
+    let previous = r.schema_grants.insert(key.clone(), caps);
+    match comment {
+        Some(c) => r.schema_grant_comments.insert(key, c.clone()),
+        None => r.schema_grant_comments.remove(&key),
+    };
     Ok(if previous.is_some() { status + REPLACED } else { status })
 }
 
 pub(super) fn revoke_schema(p: &mut Policy, catalog: &str, schema: &str, role: &str) -> Result<String> {
     let status = format!("REVOKE SCHEMA {} FROM ROLE {}", shown(catalog, schema), q(role));
-    if p.virtual_schema(catalog, schema).is_none() {
+    if !p.grantable_schema(catalog, schema) {
         return Err(schema_missing(catalog, schema));
     }
     let r = p.roles.get_mut(role).ok_or_else(|| role_missing(role))?;
-    Ok(match r.schema_grants.remove(&(catalog.to_string(), schema.to_string())) {
+    let key = (catalog.to_string(), schema.to_string());
+    r.schema_grant_comments.remove(&key);
+    Ok(match r.schema_grants.remove(&key) {
         Some(_) => status,
         None => status + " (nothing to revoke)",
     })
@@ -91,6 +125,7 @@ pub(super) fn revoke_schema(p: &mut Policy, catalog: &str, schema: &str, role: &
 pub(super) fn forget(p: &mut Policy, matches: impl Fn(&str, &str) -> bool) {
     p.update_roles(|r| r.schema_grants.keys().any(|(c, s)| matches(c, s)), |r| {
         r.schema_grants.retain(|(c, s), _| !matches(c, s));
+        r.schema_grant_comments.retain(|(c, s), _| !matches(c, s));
     });
 }
 

@@ -45,13 +45,6 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
         None => anonymous_allowed(state, settings)?,
         Some(r) => drop(Held::of_existing(policy, &r.principal.roles)?),
     }
-    let store = state.store();
-    let mut sql = Vec::with_capacity(statements.len() + 1);
-    // The policy after the statements so far; `None` until a statement changed it, and after
-    // one failed (then the batch fails when it runs, and nothing after it needs checking).
-    let mut dry: Option<Policy> = None;
-    let mut checking = true;
-    let held = who.map(|r| Held::of(policy, &r.principal.roles));
     for (i, s) in statements.iter().enumerate() {
         let at = |e: AclError| e.at(i, statements.len(), s);
         if !crate::admin::is_management(s) {
@@ -71,6 +64,27 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
             }
             return Ok(Output { sql: check_call(catalog, who)?, ..management_output(policy, 1) });
         }
+    }
+    let mut sql = validations(state, policy, statements, who)?;
+    sql.push(admin_call(statements, who)?);
+    Ok(Output { sql: sql.join(";\n"), ..management_output(policy, sql.len()) })
+}
+
+/// The validation statements of a management batch (`admin::validate`), each computed against the
+/// policy as the batch's earlier statements leave it (a dry run on a copy), after the runner's
+/// scope and the store guard were judged for each statement and the policy SQL the batch brings
+/// was judged as its author's (spec 007, "Policy SQL is input"). Shared by `batch` and `call`.
+fn validations(state: &State, policy: &Policy, statements: &[&str], who: RunAs<'_>) -> Result<Vec<String>> {
+    let store = state.store();
+    let mut sql = Vec::with_capacity(statements.len() + 1);
+    // The policy after the statements so far; `None` until a statement changed it, and after
+    // one failed (then the batch fails when it runs, and nothing after it needs checking).
+    let mut dry: Option<Policy> = None;
+    let mut checking = true;
+    let held = who.map(|r| Held::of(policy, &r.principal.roles));
+    for (i, s) in statements.iter().enumerate() {
+        let at = |e: AclError| e.at(i, statements.len(), s);
+        let cmd = state.commands.parse(s).map_err(at)?;
         if let Some(store) = &store {
             crate::store::guard::check_command(store.location(), &store.describe(), &cmd).map_err(at)?;
         }
@@ -107,8 +121,7 @@ pub fn batch(state: &State, policy: &Policy, settings: &Settings, statements: &[
     if let Some(after) = dry.as_ref().filter(|_| !state.faults.unchecked_policy_sql) {
         crate::admin::policy_sql::check_batch(policy, after, held.as_ref())?;
     }
-    sql.push(admin_call(statements, who)?);
-    Ok(Output { sql: sql.join(";\n"), ..management_output(policy, sql.len()) })
+    Ok(sql)
 }
 
 /// A management batch's output of `n` statements (its SQL filled in by the caller).
@@ -429,6 +442,26 @@ pub fn execute_all<S: AsRef<str>>(state: &State, statements: &[S], settings: &Se
 fn warn_unset_claims(before: &Policy, after: &Policy, out: &mut Vec<String>) {
     let known = crate::admin::claims::unset(before);
     out.extend(crate::admin::claims::unset(after).iter().filter(|u| !known.contains(u)).map(|u| u.warning()));
+}
+
+/// A call of the reference's function API (`acl_grant_catalog(…)`, …; native only, like every
+/// `acl_*`): the management statements it stands for (`admin::calls`), run as the gateway's
+/// `acl_exec` runs them — the anonymous-admin gate, one transaction, every check of `apply`.
+pub fn call(state: &State, function: &str, values: &[Option<String>], settings: &Settings) -> Result<Vec<String>> {
+    let statements = crate::admin::calls::statements(function, values)?;
+    if settings.in_transaction {
+        return Err(AclError::from(StatementNotPermitted::ManagementInTransaction));
+    }
+    anonymous_allowed(state, settings)?;
+    // What the statement form checks by binding before its acl_exec (a predicate or mask that
+    // does not bind, a view that does not give its declared columns), checked here the same way.
+    let texts: Vec<&str> = statements.iter().map(String::as_str).collect();
+    let checks = validations(state, &state.policy(), &texts, None)?;
+    if !checks.is_empty() {
+        let host = state.host_db.get().ok_or(AclError::internal("the instance's database is not known"))?;
+        host.bind_checks(&checks)?;
+    }
+    execute_all(state, &statements, settings, None)
 }
 
 /// The roles the principal maps to under `p`: the prefix's role, or what the token's role claim

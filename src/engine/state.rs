@@ -209,6 +209,9 @@ pub trait HostDb: Send + Sync {
     /// The columns of the table or view `t` now, committed, with DuckDB's name of each type;
     /// `None` if it does not exist (`CREATE VIRTUAL TABLE … AS t`, spec 007).
     fn physical_columns(&self, t: &crate::policy::PhysName) -> crate::error::Result<Option<Vec<(String, String)>>>;
+    /// Runs the validation statements of a function-API call (`admin::validate`, judged by the
+    /// policy-SQL rules first) on a connection of the extension's own; the first refusal.
+    fn bind_checks(&self, statements: &[String]) -> crate::error::Result<()>;
 }
 
 fn now_ms() -> u64 {

@@ -110,6 +110,9 @@ pub enum Invalid {
     Duplicate(Duplicate),
     #[error("virtual catalog \"{name}\" is not empty (use CASCADE)")]
     NotEmpty { name: String },
+    /// `DROP VIRTUAL SCHEMA` of an expanded schema that still holds objects, without CASCADE.
+    #[error("virtual schema \"{name}\" still holds {objects} object{} (use CASCADE)", if *.objects == 1 { "" } else { "s" })]
+    SchemaNotEmpty { name: String, objects: usize },
     /// `DROP VIRTUAL CATALOG` without CASCADE while roles hold grants on it.
     #[error("virtual catalog \"{name}\" is still granted to {} (revoke the grants or use CASCADE)",
         .roles.iter().map(|r| format!("role \"{r}\"")).collect::<Vec<_>>().join(", "))]
@@ -164,6 +167,10 @@ pub enum Invalid {
     DoesNotBind { what: String, why: String },
     #[error("cannot list {name}: {why}")]
     SourceUnreadable { name: String, why: String },
+    /// A validation statement of a function-API call refused (`validate`): its own `acl:`
+    /// message, or DuckDB's, first line.
+    #[error("{why}")]
+    Unbound { why: String },
     #[error("virtual schema {name} is not an expanded schema (CREATE VIRTUAL SCHEMA … FROM)")]
     NotExpanded { name: String },
     #[error("\"{name}\" is a virtual schema (a live alias); its objects are not listed one by one")]
@@ -187,6 +194,9 @@ pub enum Invalid {
     /// A fixed rule of the management grammar (free text: see spec 001, "Errors").
     #[error("{0}")]
     Rule(&'static str),
+    /// An argument of a function of the reference's API (`acl_grant_catalog(…)`, spec 007).
+    #[error("{function}: argument {argument} {problem}")]
+    CallArgument { function: String, argument: &'static str, problem: &'static str },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

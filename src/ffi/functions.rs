@@ -104,6 +104,8 @@ struct Action {
 enum Arg {
     Text(Option<String>),
     List(Option<Vec<String>>),
+    /// A list whose NULL elements count (`acl_api`'s arguments).
+    Values(Option<Vec<Option<String>>>),
     Bool(Option<bool>),
 }
 
@@ -128,6 +130,10 @@ const ACTIONS: &[Action] = &[
     // `acl_whoami('<jwt>')`: what a token resolves to now, or why it is rejected (operators only:
     // `acl_` names are never a principal's).
     Action { name: "acl_whoami", params: &[Param::VARCHAR], run: whoami },
+    // `acl_api('<function>', [<arguments>])`: the reference's function API (`acl_grant_catalog(…)`
+    // and the rest, macros over this one, cpp/api.cpp): the statements each call stands for,
+    // run as `acl_exec` runs them (spec 007, "The function API").
+    Action { name: "acl_api", params: &[Param::VARCHAR, table_fn::ANY], run: api },
     Action { name: "acl_store_use", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_store },
     Action { name: "acl_store_use_postgres", params: &[Param::VARCHAR, Param::VARCHAR, Param::BOOLEAN], run: use_postgres },
     Action {
@@ -159,6 +165,15 @@ fn exec_as(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<
 
 fn whoami(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
     Ok(crate::engine::whoami(state, args.first().and_then(Arg::text).unwrap_or_default(), settings))
+}
+
+fn api(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
+    let function = args.first().and_then(Arg::text).unwrap_or_default();
+    let values = match args.get(1) {
+        Some(Arg::Values(Some(v))) => v.as_slice(),
+        _ => &[],
+    };
+    crate::engine::admin::call(state, function, values, settings)
 }
 
 /// `acl_use_db(db, schema := 'acl', init := false)`.
@@ -273,6 +288,9 @@ unsafe extern "C" fn action_bind(info: sys::duckdb_bind_info) {
             let args = (0..extra.action.params.len() as u64)
                 .zip(extra.action.params)
                 .map(|(i, p)| match p {
+                    Param::Of(t) if *t == sys::DUCKDB_TYPE_DUCKDB_TYPE_ANY && extra.action.name == "acl_api" => {
+                        Arg::Values(table_fn::list_param_nullable(info, i))
+                    }
                     Param::Of(t) if *t == sys::DUCKDB_TYPE_DUCKDB_TYPE_ANY => match table_fn::list_param(info, i) {
                         Some(list) => Arg::List(Some(list)),
                         None => Arg::Text(table_fn::text_param(info, i)),

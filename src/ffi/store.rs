@@ -117,6 +117,25 @@ impl crate::engine::HostDb for InstanceDb {
             .collect();
         Ok((!cols.is_empty()).then_some(cols))
     }
+
+    fn bind_checks(&self, statements: &[String]) -> Result<()> {
+        let unbound = |why: String| AclError::from(crate::error::Invalid::Unbound { why });
+        let con = self.0.connect().ok_or_else(|| unbound("the database is closed".into()))?;
+        for sql in statements {
+            // SAFETY: `con` is the open connection made above, closed when it drops after this.
+            // Run to the end (a check raises while its result is made); the rows are not read.
+            if let Err(m) = unsafe { super::sql::execute(con.0, sql) } {
+                let first = m.lines().next().unwrap_or_default();
+                // Our own `error('acl: …')` as it was raised; DuckDB's binder message as it is.
+                let why = match first.find("acl: ") {
+                    Some(at) => first[at + 5..].to_string(),
+                    None => format!("the statement does not bind: {first}"),
+                };
+                return Err(unbound(why));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A store in an attached database of the instance.

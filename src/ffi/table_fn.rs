@@ -196,6 +196,32 @@ pub(super) unsafe fn list_param(info: sys::duckdb_bind_info, i: u64) -> Option<V
     }
 }
 
+/// Parameter `i` as a list of texts with its NULL elements kept (`None`: not a list, or NULL).
+///
+/// # Safety
+/// As `text_param`.
+pub(super) unsafe fn list_param_nullable(info: sys::duckdb_bind_info, i: u64) -> Option<Vec<Option<String>>> {
+    // SAFETY: as in `list_param`.
+    unsafe {
+        let mut value = sys::duckdb_bind_get_parameter(info, i);
+        let is_list = !value.is_null()
+            && !sys::duckdb_is_null_value(value)
+            && sys::duckdb_get_type_id(sys::duckdb_get_value_type(value)) == sys::DUCKDB_TYPE_DUCKDB_TYPE_LIST;
+        let out = is_list.then(|| {
+            (0..sys::duckdb_get_list_size(value))
+                .map(|k| {
+                    let mut child = sys::duckdb_get_list_child(value, k);
+                    let text = value_text(child);
+                    sys::duckdb_destroy_value(&mut child);
+                    text
+                })
+                .collect()
+        });
+        sys::duckdb_destroy_value(&mut value);
+        out
+    }
+}
+
 /// Parameter `i` as a boolean (`None`: NULL).
 ///
 /// # Safety

@@ -268,6 +268,8 @@ pub struct Role {
     pub object_grants: BTreeMap<ObjKey, ObjectGrant>,
     /// `GRANT SCHEMA c.s … WITH (caps)`, keyed by `(catalog, schema)`: data caps plus create/drop.
     pub schema_grants: BTreeMap<(String, String), Caps>,
+    /// `GRANT SCHEMA … COMMENT '…'`: a schema grant's comment, by the grant's key (spec 007).
+    pub schema_grant_comments: BTreeMap<(String, String), String>,
     /// Default claims (`CREATE ROLE r CLAIMS (k = 'v')`), lower-case keys.
     pub claims: BTreeMap<String, String>,
     /// `GRANT ADMIN manage|passthrough TO ROLE r`: the role's administration scope over the whole
@@ -408,6 +410,11 @@ impl Policy {
 
     pub fn virtual_schema(&self, catalog: &str, schema: &str) -> Option<&VirtualSchema> {
         self.catalogs.get(catalog)?.schemas.get(schema)
+    }
+
+    /// A virtual schema a schema grant may name: a live alias or an expansion (`FROM`).
+    pub fn grantable_schema(&self, catalog: &str, schema: &str) -> bool {
+        self.catalogs.get(catalog).is_some_and(|c| c.schemas.contains_key(schema) || c.expansions.contains_key(schema))
     }
 
     /// The comment of a virtual schema, alias or expanded.

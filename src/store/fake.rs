@@ -122,6 +122,15 @@ impl FakeTxn<'_> {
                 tables.insert(t, (ct.columns.iter().map(|c| c.name.value.clone()).collect(), vec![]));
                 Ok((vec![], 0))
             }
+            Statement::AlterTable(at) => {
+                let (cols, rows) = tables.get_mut(&name(&at.name)).ok_or_else(|| failed("no such table"))?;
+                for op in &at.operations {
+                    let sqlparser::ast::AlterTableOperation::AddColumn { column_def, .. } = op else { return Err(failed("fake: alter")) };
+                    cols.push(column_def.name.value.clone());
+                    rows.iter_mut().for_each(|r| r.push(None));
+                }
+                Ok((vec![], 0))
+            }
             Statement::Insert(ins) => {
                 let TableObject::TableName(n) = &ins.table else { return Err(failed("fake: insert target")) };
                 let (cols, rows) = tables.get_mut(&name(n)).ok_or_else(|| failed("no such table"))?;

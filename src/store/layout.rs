@@ -47,7 +47,7 @@ impl Table {
 use Ty::{Bool, Int, Text};
 
 /// The schema version of this layout; a store of another one is refused by name.
-pub const SCHEMA_VERSION: u64 = 4;
+pub const SCHEMA_VERSION: u64 = 5;
 
 /// `<schema>.meta`: one row, the layout's version and the policy version (bumped by every
 /// committed batch; other writers and `acl_reload` compare it).
@@ -147,9 +147,9 @@ pub const OBJECT_GRANTS: Table = Table {
 
 pub const SCHEMA_GRANTS: Table = Table {
     name: "schema_grants",
-    columns: &[("role", Text), ("catalog", Text), ("schema", Text), ("caps", Text)],
+    columns: &[("role", Text), ("catalog", Text), ("schema", Text), ("caps", Text), ("comment", Text)],
     key: 3,
-    about: "GRANT SCHEMA on a virtual schema",
+    about: "GRANT SCHEMA on a virtual schema (alias or expansion); comment added in schema version 5",
 };
 
 pub const ISSUERS: Table = Table {
@@ -253,6 +253,10 @@ pub const RESOURCE_GROUP_GRANTS: Table = Table {
 /// The tables each schema version added, for `Store::upgrade` (a store of version `v` gets the
 /// tables of every later one).
 pub const ADDED: [(u64, &[&Table]); 2] = [(3, &[&CATALOG_SOURCES]), (4, &[&RESOURCE_GROUPS, &RESOURCE_GROUP_GRANTS])];
+
+/// The columns each schema version added to a table of an earlier one (`Store::upgrade` adds
+/// them, NULL in every existing row): `schema_grants.comment` in 5.
+pub const ADDED_COLUMNS: [(u64, &Table, &str); 1] = [(5, &SCHEMA_GRANTS, "comment")];
 
 /// Every policy table, in the order `rows` returns them (and deletes/inserts run).
 pub const TABLES: [&Table; 19] = [

@@ -284,13 +284,17 @@ fn roles<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> Read
         let name = rd.text(row, 0)?;
         role(p, &rd, name)?;
         let (catalog, schema) = (rd.text(row, 1)?.to_string(), rd.text(row, 2)?.to_string());
-        if p.virtual_schema(&catalog, &schema).is_none() {
+        if !p.grantable_schema(&catalog, &schema) {
             return Err(rd.bad(format!("virtual schema {catalog}.{schema} does not exist")));
         }
         let caps = rd.caps(row, 3)?.ok_or_else(|| rd.bad("caps is NULL"))?;
-        let grants = &mut p.roles.get_mut(name).expect("checked").schema_grants;
-        if grants.insert((catalog.clone(), schema.clone()), caps).is_some() {
+        let comment = rd.opt(row, 4);
+        let r = p.roles.get_mut(name).expect("checked");
+        if r.schema_grants.insert((catalog.clone(), schema.clone()), caps).is_some() {
             return Err(rd.bad(format!("two records for role {name} on {catalog}.{schema}")));
+        }
+        if let Some(c) = comment {
+            r.schema_grant_comments.insert((catalog.clone(), schema.clone()), c);
         }
     }
     let rd = r(&layout::ADMINS);
@@ -458,7 +462,15 @@ fn functions<'a>(tables: &Tables, p: &mut Policy, r: &dyn Fn(&'static Table) -> 
         let kind = rd.kind(row, 3)?;
         let params = match rd.json::<Vec<(String, String)>>(row, 4)? {
             None => None,
-            Some(ps) => Some(ps.into_iter().map(|(n, ty)| Ok((n, parse(&rd, &ty, |p| p.parse_data_type())?))).collect::<Result<Vec<_>>>()?),
+            // An empty type: a parameter of a body without a parameter list (untyped, spec 007).
+            Some(ps) => Some(
+                ps.into_iter()
+                    .map(|(n, ty)| match ty.as_str() {
+                        "" => Ok((n, sqlparser::ast::DataType::Unspecified)),
+                        _ => Ok((n, parse(&rd, &ty, |p| p.parse_data_type())?)),
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+            ),
         };
         let text = rd.text(row, 6)?;
         // Checked again as at CREATE (a direct edit is the operator's, but a body that could run

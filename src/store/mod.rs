@@ -296,6 +296,13 @@ impl Store {
                 }
             }
         }
+        for (version, table, column) in layout::ADDED_COLUMNS {
+            // A table added after `from` was created above with every column.
+            let created = layout::ADDED.iter().any(|(v, ts)| *v > from && ts.iter().any(|t| t.name == table.name));
+            if version > from && !created {
+                txn.execute(&sql.add_column(table, column))?;
+            }
+        }
         txn.execute(&sql.set_schema_version(from, SCHEMA_VERSION))?;
         Ok(())
     }

@@ -195,7 +195,7 @@ pub fn rows(policy: &Policy) -> Tables {
         }
     }
     for (name, role) in roles {
-        let Role { catalog_grants, object_grants, schema_grants, claims, admin, resource_groups } = role;
+        let Role { catalog_grants, object_grants, schema_grants, schema_grant_comments, claims, admin, resource_groups } = role;
         out.push(&layout::ROLES, vec![t(name)]);
         for g in resource_groups {
             out.push(&layout::RESOURCE_GROUP_GRANTS, vec![t(name), t(g)]);
@@ -217,8 +217,9 @@ pub fn rows(policy: &Policy) -> Tables {
             let caps = caps.and_then(caps_json);
             out.push(&layout::OBJECT_GRANTS, vec![t(name), t(&key.catalog), t(&key.schema), t(&key.name), caps, rls, columns]);
         }
-        for ((catalog, schema), caps) in schema_grants {
-            out.push(&layout::SCHEMA_GRANTS, vec![t(name), t(catalog), t(schema), caps_json(*caps)]);
+        for (key, caps) in schema_grants {
+            let comment = schema_grant_comments.get(key).cloned();
+            out.push(&layout::SCHEMA_GRANTS, vec![t(name), t(&key.0), t(&key.1), caps_json(*caps), comment]);
         }
     }
     for (iss, issuer) in issuers {

@@ -77,6 +77,12 @@ impl Sql<'_> {
         format!("CREATE TABLE {} ({})", self.table(t), cols.join(", "))
     }
 
+    /// `ALTER TABLE t ADD COLUMN c <type>` (an upgrade; the column is one of `t`'s).
+    pub fn add_column(&self, t: &Table, column: &str) -> String {
+        let ty = t.columns.iter().find(|(n, _)| *n == column).map_or(Ty::Text, |(_, ty)| *ty);
+        format!("ALTER TABLE {} ADD COLUMN {} {}", self.table(t), ident(column), self.type_sql(ty))
+    }
+
     /// Every row of `t`, every column as text.
     pub fn select(&self, t: &Table) -> String {
         let cols: Vec<String> = t.column_names().map(|c| self.as_text(c)).collect();

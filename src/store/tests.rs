@@ -42,7 +42,7 @@ const EVERYTHING: &[&str] = &[
     "GRANT TABLE sales.orders TO ROLE analyst WITH (select) RLS (id > 0) COLUMNS (id)",
     "GRANT TABLE sales.orders TO ROLE agent",
     "GRANT SCHEMA sales.raw TO ROLE analyst WITH (select, create, drop)",
-    "GRANT SCHEMA bare.lab TO ROLE agent",
+    "GRANT SCHEMA bare.lab TO ROLE agent COMMENT 'lab access'",
     "CREATE ISSUER 'https://idp.example' KEYS 'hmac:a-shared-secret-of-at-least-32-bytes!' AUDIENCES ('warehouse', 'lake') ALGS (HS256, HS384) ROLE CLAIM 'realm.groups' CLAIM MAP ('org.tenant' => tenant, 'tier' => tier)",
     "CREATE ISSUER 'https://other.example' KEYS 'hmac:another-shared-secret-of-32-bytes!!'",
     "MAP CLAIM 'analysts' FROM ISSUER 'https://idp.example' TO ROLE analyst",
@@ -62,6 +62,9 @@ const EVERYTHING: &[&str] = &[
     "CREATE VIRTUAL SCALAR sales.low ALIAS OF lower",
     "CREATE VIRTUAL SCALAR sales.low2(s VARCHAR) ALIAS OF lower",
     "CREATE VIRTUAL TABLE FUNCTION sales.nums ALIAS OF range",
+    "CREATE VIRTUAL SCALAR sales.addtwo AS acl_arg(1) + acl_arg(2)",
+    "CREATE VIRTUAL SCALAR sales.txt(x INTEGER) RETURNS VARCHAR AS acl_arg(1)",
+    "CREATE VIRTUAL TABLE FUNCTION sales.typed(x INTEGER) RETURNS TABLE (v BIGINT) AS SELECT acl_arg(1) AS a",
     "GRANT OBJECT sales.gross TO ROLE agent WITH (select)",
     "CREATE VIRTUAL TABLE sales.customers AS phys.main.customers COLUMNS (id NOT NULL, name) PRIMARY KEY (id)",
     "COMMENT ON VIRTUAL TABLE sales.customers COLUMN name IS 'as registered'",
@@ -426,7 +429,7 @@ fn a_store_that_went_away_is_unavailable_and_another_schema_version_is_refused()
 /// the policy it holds loads, and what it did not have can be written.
 #[test]
 fn an_older_store_is_upgraded_when_a_node_opens_it() {
-    for (from, gone) in [(3, &["resource_groups", "resource_group_grants"][..]), (2, &["catalog_sources", "resource_groups", "resource_group_grants"][..])] {
+    for (from, gone) in [(4, &[][..]), (3, &["resource_groups", "resource_group_grants"][..]), (2, &["catalog_sources", "resource_groups", "resource_group_grants"][..])] {
         let fake = Arc::new(Fake::default());
         let s = store(&fake);
         let mut p = fresh();
@@ -438,8 +441,15 @@ fn an_older_store_is_upgraded_when_a_node_opens_it() {
             }
             d.tables.get_mut("meta").unwrap().1[0][0] = Some(from.to_string());
         });
+        // Before version 5, schema_grants had no comment.
+        fake.edit(|d| {
+            let (cols, rows) = d.tables.get_mut("schema_grants").unwrap();
+            assert_eq!(cols.pop().as_deref(), Some("comment"));
+            rows.iter_mut().for_each(|r| drop(r.pop()));
+        });
         let Opened::Loaded { policy, .. } = s.open(false, &p).unwrap() else { panic!("loads") };
         assert!(policy.roles.contains_key("analyst"));
+        assert_eq!(fake.data.lock().tables["schema_grants"].0.last().map(String::as_str), Some("comment"), "from {from}");
         assert_eq!(fake.rows("meta")[0][0].as_deref(), Some(SCHEMA_VERSION.to_string().as_str()), "from {from}");
         for t in gone {
             assert!(fake.data.lock().tables.contains_key(*t), "{t} made (from {from})");

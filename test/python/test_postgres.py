@@ -392,7 +392,7 @@ def acl_use_postgres_refuses_as_acl_use_db_does(ci):
     SERVER.psql("UPDATE pol.meta SET schema_version = 99", dbname=dbname(ci))
     other = connect()
     e = error_of(other, f"SELECT acl_use_postgres({lit(ci)}, 'pol')")
-    assert "schema version 99" in e and "schema version 4" in e, e
+    assert "schema version 99" in e and "schema version 5" in e, e
     con.close()
     other.close()
 

@@ -91,7 +91,11 @@ impl<'a> Expand<'a, '_> {
         Ok(args
             .into_iter()
             .zip(params)
-            .map(|(e, (_, t))| Expr::Cast { kind: CastKind::Cast, expr: Box::new(e), data_type: t.clone(), format: None })
+            .map(|(e, (_, t))| match t {
+                // A body without a parameter list: its arguments pass as given (spec 007).
+                sqlparser::ast::DataType::Unspecified => e,
+                t => Expr::Cast { kind: CastKind::Cast, expr: Box::new(e), data_type: t.clone(), format: None },
+            })
             .collect())
     }
 
