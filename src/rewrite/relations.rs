@@ -262,7 +262,13 @@ impl Resolver<'_, '_, '_> {
                 let TableObject::TableName(name) = &mut ins.table else {
                     return Err(Unsupported::NotATableTarget { verb: "INSERT" }.into());
                 };
-                let (_, write, varchar) = self.target(name, needed, "INSERT")?;
+                let written = parts(name)?;
+                let (shown, write, varchar) = self.target(name, needed, "INSERT")?;
+                let target = writes::qualified::Target { written: &written, shown: &shown };
+                writes::qualified::columns(&mut ins.columns, &target)?;
+                if let (Some(items), Some(ObjectNamePart::Identifier(placed))) = (&mut ins.returning, name.0.last()) {
+                    writes::qualified::returning(items, &target, placed);
+                }
                 if let Some(object) = varchar {
                     let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
                     writes::enums::insert(ins, &object, restricted)?;
