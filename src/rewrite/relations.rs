@@ -263,8 +263,9 @@ impl Resolver<'_, '_, '_> {
                     return Err(Unsupported::NotATableTarget { verb: "INSERT" }.into());
                 };
                 let written = parts(name)?;
+                let key = self.view.lookup(&written).ok().flatten().map(|r| r.key);
                 let (shown, write, varchar) = self.target(name, needed, "INSERT")?;
-                let target = writes::qualified::Target { written: &written, shown: &shown };
+                let target = writes::qualified::Target { written: &written, shown: &shown, key: key.as_ref() };
                 writes::qualified::columns(&mut ins.columns, &target)?;
                 if let (Some(items), Some(ObjectNamePart::Identifier(placed))) = (&mut ins.returning, name.0.last()) {
                     writes::qualified::returning(items, &target, placed);

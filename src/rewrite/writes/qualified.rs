@@ -17,15 +17,25 @@ use std::ops::ControlFlow;
 pub(in crate::rewrite) struct Target<'a> {
     pub written: &'a [String],
     pub shown: &'a str,
+    /// The virtual object's key, when it is one (not the principal's temporary table).
+    pub key: Option<&'a crate::policy::ObjKey>,
 }
 
 impl Target<'_> {
-    /// Does `prefix` (folded) name the target?
+    /// Does `prefix` (folded) name the target: a trailing part of the name as written, or the
+    /// virtual name as `n`, `s.n`, `c.s.n` (and `c.n` in `main`)?
     fn is(&self, prefix: &[String]) -> bool {
+        let virtual_path = |p: &[String]| {
+            self.key.is_some_and(|k| match p {
+                [s, n] => *n == k.name && (*s == k.schema || (*s == k.catalog && k.schema == crate::policy::DEFAULT_SCHEMA)),
+                [c, s, n] => *c == k.catalog && *s == k.schema && *n == k.name,
+                _ => false,
+            })
+        };
         match prefix {
             [] => false,
             [one] => *one == self.shown || self.written.last() == Some(one),
-            _ => self.written.ends_with(prefix),
+            _ => self.written.ends_with(prefix) || virtual_path(prefix),
         }
     }
 }
@@ -103,7 +113,7 @@ mod tests {
     use super::*;
 
     fn target_of<'a>(written: &'a [String]) -> Target<'a> {
-        Target { written, shown: "orders" }
+        Target { written, shown: "orders", key: None }
     }
 
     #[test]
