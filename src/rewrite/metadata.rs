@@ -161,16 +161,34 @@ fn relation_query(view: &View<'_>, name: &'static str, room: &mut super::Room) -
 fn relation_query_where(view: &View<'_>, name: &'static str, filter: &str, room: &mut super::Room) -> Result<Box<Query>> {
     let template = relation_sql(name).ok_or_else(|| AclError::internal("unknown metadata relation"))?;
     let arg = sql_string(&principal_arg(view.principal));
-    let mut sql = template.replace("{main}", &view.main_name().map_or("NULL".to_string(), sql_string));
-    for (kind, _) in KINDS {
-        sql = sql.replace(&format!("{{{kind}}}"), &format!("{META_FN}('{kind}', {arg})"));
-    }
-    let sql = sql.replace("{filter}", filter);
+    let main = view.main_name().map_or("NULL".to_string(), sql_string);
+    let sql = fill(template, |hole| match hole {
+        "main" => Some(main.clone()),
+        "filter" => Some(filter.to_string()),
+        kind => metadata_kind(kind).map(|(k, _)| format!("{META_FN}('{k}', {arg})")),
+    })?;
     room.take_for_listing(name, sql.len())?;
     Parser::new(&DuckDbDialect {})
         .try_with_sql(&sql)
         .and_then(|mut p| p.parse_query())
         .map_err(|_| AclError::internal("a metadata relation did not parse"))
+}
+
+/// `template` with each `{hole}` replaced by `value(hole)`, in one pass over the template: what is
+/// put in is never read for holes again. (The principal's argument carries a token's claims,
+/// whose text is the issuer's users': a claim `{columns}` replaced a second time would put quotes
+/// inside the argument's literal.)
+fn fill(template: &str, value: impl Fn(&str) -> Option<String>) -> Result<String> {
+    let mut out = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}').ok_or_else(|| AclError::internal("a metadata relation has an open hole"))? + open;
+        out.push_str(&value(&rest[open + 1..close]).ok_or_else(|| AclError::internal("a metadata relation has an unknown hole"))?);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// The SHOW and PRAGMA statements answered from the listing (`show::form`), as a SELECT.

@@ -173,3 +173,28 @@ fn numeric_columns_follow_duckdb() {
     assert_eq!(numeric("INTEGER").0.as_deref(), Some("32"));
     assert_eq!(numeric("VARCHAR"), (None, None, None));
 }
+
+/// A token's claims travel in the listing's argument: text in them that looks like a hole of the
+/// relation's SQL is data, never filled (it would put quotes inside the argument's literal).
+#[test]
+fn claims_that_look_like_holes_stay_in_the_argument() {
+    let p = policy();
+    let mut principal = Principal::role("analyst");
+    principal.claims.insert("k".into(), Some("{columns}' OR true --{filter}{main}".into()));
+    let view = View::new(&p, &principal).unwrap();
+    for name in ["show all tables", "tables", "show tables from"] {
+        let q = relation_query_where(&view, name, "true", &mut super::super::Room::new(1 << 20)).unwrap();
+        let mut args = Vec::new();
+        let _ = sqlparser::ast::visit_expressions(&q, |e| {
+            if let sqlparser::ast::Expr::Value(v) = e {
+                if let sqlparser::ast::Value::SingleQuotedString(s) = &v.value {
+                    args.push(s.clone());
+                }
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        let arg = args.iter().find(|a| a.starts_with('{')).expect("the principal's argument");
+        assert_eq!(principal_from_arg(arg).unwrap().claims, principal.claims, "{name}");
+    }
+    assert!(fill("a {x", |_| Some(String::new())).is_err());
+}
