@@ -113,6 +113,9 @@ struct AclSettings {
     uint64_t jwks_max_stale;
     /// 1 when `acl_allow_anonymous_admin` is on.
     uint8_t allow_anonymous_admin;
+    /// 1 when `allow_parser_override_extension` is DuckDB's `DEFAULT` (our parser hook never
+    /// runs); read for the actions only (`acl_shim_context_settings`), 0 on the statement path.
+    uint8_t parser_override_off;
 };
 
 /// A string Rust allocated and hands the shim; freed with the `AclOut` that holds it.

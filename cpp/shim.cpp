@@ -228,7 +228,7 @@ extern "C" bool TokenizeForRust(void *ctx, const char *query, size_t len, const 
 
 // The settings' defaults, as when there is no context to read them from (anonymous admin off).
 AclSettings DefaultSettings() {
-	return AclSettings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0, DEFAULT_JWKS_REFRESH, DEFAULT_JWKS_MAX_STALE, 0};
+	return AclSettings {DEFAULT_CLOCK_SKEW, DEFAULT_MAX_REWRITE_BYTES, 0, DEFAULT_JWKS_REFRESH, DEFAULT_JWKS_MAX_STALE, 0, 0};
 }
 
 uint64_t UnsignedSettingAt(ClientContext &context, idx_t index, uint64_t fallback) {
@@ -477,7 +477,8 @@ void LoadInternal(ExtensionLoader &loader) {
 	Value current;
 	db.TryGetCurrentSetting("allow_parser_override_extension", current);
 	if (current.IsNull() || StringUtil::Lower(current.ToString()) == "default") {
-		config.SetOptionByName("allow_parser_override_extension", Value("strict"));
+		// spelled as DuckDB spells its own values (`DEFAULT`, `FALLBACK`, `STRICT`)
+		config.SetOptionByName("allow_parser_override_extension", Value("STRICT"));
 	}
 }
 
@@ -499,6 +500,12 @@ extern "C" bool acl_shim_context_settings(duckdb_client_context context, AclSett
 		auto &client = reinterpret_cast<CClientContextWrapper *>(context)->context;
 		// rare (acl_exec): the indexes are looked up here rather than kept
 		*out = ReadContextSettings(client, FindSettingIndexes(DBConfig::GetConfig(client)));
+		// DuckDB reads the value case-insensitively (`STRICT`, `strict`): so does this. Unreadable
+		// counts as off.
+		Value override_mode;
+		out->parser_override_off = !client.TryGetCurrentSetting("allow_parser_override_extension", override_mode) ||
+		                           override_mode.IsNull() ||
+		                           StringUtil::Upper(override_mode.ToString()) == "DEFAULT";
 		return true;
 	} catch (...) {
 		return false;

@@ -99,14 +99,14 @@ impl View<'_> {
     /// The grants that allow `needed` on `key`: per role of the principal that holds all of
     /// `needed` there, the most specific of its grants that states capabilities (`level`: an
     /// object grant that states none names the grant it inherits from); in a virtual schema,
-    /// its schema grant.
+    /// its schema grant, or the catalog grant it inherits from (`alias_level`).
     pub fn grants(&self, key: &ObjKey, needed: Caps) -> Vec<Grant> {
         let mut out = Vec::new();
         let schema = self.policy.virtual_schema(&key.catalog, &key.schema).map(|_| (key.catalog.clone(), key.schema.clone()));
         for (i, role) in self.roles.iter().enumerate() {
-            let kind = if let Some(schema) = &schema {
-                match role.schema_grants.get(schema) {
-                    Some(c) if c.data().contains(needed) => GrantKind::Schema,
+            let kind = if let Some((c, s)) = &schema {
+                match super::alias_level(role, c, s) {
+                    Some((caps, kind)) if caps.contains(needed) => kind,
                     _ => continue,
                 }
             } else {
@@ -173,11 +173,11 @@ pub fn effective(policy: &Policy) -> Vec<Effective<'_>> {
                     out.push(Effective { role: name, key, object: true, caps, by });
                 }
             }
+            // an alias schema: its schema grant, or the catalog grant that reaches into it
             for schema in cat.schemas.keys() {
-                let Some(caps) = role.schema_grants.get(&(catalog.clone(), schema.clone())).map(|c| c.data()) else { continue };
-                if !caps.is_empty() {
+                if let Some((caps, by)) = super::alias_level(role, catalog, schema).filter(|(c, _)| !c.is_empty()) {
                     let key = ObjKey { catalog: catalog.clone(), schema: schema.clone(), name: String::new() };
-                    out.push(Effective { role: name, key, object: false, caps, by: GrantKind::Schema });
+                    out.push(Effective { role: name, key, object: false, caps, by });
                 }
             }
         }

@@ -44,8 +44,8 @@ pub struct Listing<'p> {
     pub schemas: Vec<(String, String)>,
     /// By catalog, schema, name.
     pub objects: Vec<Listed<'p>>,
-    /// Virtual schemas whose objects are listed: those whose schema grant holds a data capability
-    /// (the capabilities a name in them resolves with). Their objects are whatever the physical
+    /// Virtual schemas whose objects are listed: those a name in resolves with a data capability
+    /// (`View::alias_caps`: a schema grant, or a catalog grant without slices that reaches them). Their objects are whatever the physical
     /// schema holds when the listing binds (`acl_meta`), so only the alias is known here.
     pub aliases: Vec<Aliased<'p>>,
 }
@@ -88,13 +88,17 @@ impl<'p> View<'p> {
             }
             // A schema grant shows its schema (even one holding only create/drop); the schema's
             // objects when it holds a data capability, as `View::object` resolves them.
+            // A catalog grant that reaches into the schema (`alias_level`) lists it the same way.
             for (schema, target) in &catalog.schemas {
-                let Some(caps) = self.schema_caps(name, schema) else { continue };
+                let data = self.alias_caps(name, schema).filter(|c| !c.is_empty());
+                if self.schema_caps(name, schema).is_none() && data.is_none() {
+                    continue;
+                }
                 if !out.schemas.iter().any(|(c, s)| c == name && s == schema) {
                     out.schemas.push((name.to_string(), schema.clone()));
                 }
-                if !caps.data().is_empty() {
-                    out.aliases.push(Aliased { catalog: name.to_string(), schema: schema.clone(), target, caps: caps.data() });
+                if let Some(caps) = data {
+                    out.aliases.push(Aliased { catalog: name.to_string(), schema: schema.clone(), target, caps });
                 }
             }
         }

@@ -23,6 +23,7 @@ pub enum Layer<'p> {
 }
 
 mod listing;
+mod order;
 pub use listing::{Aliased, Listed, Listing, ObjectType};
 /// Who a statement runs as (defined by `auth`, which makes principals of tokens).
 pub use crate::auth::Principal;
@@ -145,6 +146,12 @@ impl<'p> View<'p> {
         self.roles.iter().filter_map(|r| r.schema_grants.get(&key).copied()).filter(|c| !c.is_empty()).reduce(Caps::union)
     }
 
+    /// The data capabilities a name in virtual schema `catalog.schema` resolves with: per role,
+    /// those of `alias_level`, then the union over roles. `None`: no role reaches the schema.
+    pub fn alias_caps(&self, catalog: &str, schema: &str) -> Option<Caps> {
+        self.roles.iter().filter_map(|r| alias_level(r, catalog, schema)).map(|(c, _)| c).reduce(Caps::union)
+    }
+
     /// Is `catalog` granted to the principal at all (by a catalog or an object grant)?
     pub fn sees_catalog(&self, catalog: &str) -> bool {
         self.roles.iter().any(|r| {
@@ -207,7 +214,7 @@ impl<'p> View<'p> {
     /// virtual schema it holds a schema grant on (the physical table of the same name, RENAME form).
     fn object(&self, key: ObjKey) -> Option<Resolved<'p>> {
         if let Some(vs) = self.policy.virtual_schema(&key.catalog, &key.schema) {
-            let caps = self.schema_caps(&key.catalog, &key.schema)?.data();
+            let caps = self.alias_caps(&key.catalog, &key.schema)?;
             let phys = PhysName { db: vs.db.clone(), schema: vs.schema.clone(), name: key.name.clone() };
             let relation = Relation { kind: RelationKind::Table(phys), comment: None, slice: Slice::default(), declared: Default::default() };
             return Some(Resolved { key, relation: Cow::Owned(relation), caps });
@@ -331,7 +338,7 @@ impl<'p> View<'p> {
                 }
             }
         };
-        Ok(own.into_iter().chain(grants).collect())
+        Ok(order::in_object_order(own.into_iter().chain(grants).collect()))
     }
 
     /// Refuses unless `caps` holds `needed` on `key`.
@@ -429,6 +436,24 @@ pub(crate) fn level(role: &Role, key: &ObjKey) -> Option<(Caps, GrantKind)> {
         (None, Some(_)) => Some((Caps::DATA, GrantKind::Object)),
         (None, None) => None,
     }
+}
+
+/// One role's data capabilities on the names of virtual schema `catalog.schema` (a live alias of a
+/// physical schema), and the grant that decided them: the most specific level, as for listed
+/// objects (`level`). Its schema grant when that states a data capability; `CAPS '{}'` takes the
+/// schema back; otherwise (no schema grant, or one holding only `create`/`drop`) the catalog
+/// grant's data capabilities — when that grant carries no RLS and no COLUMNS: those are written
+/// for the objects an operator listed and are not applied to tables nobody listed, so a sliced
+/// catalog grant does not reach into an alias (fail closed; spec 005, "Virtual schemas").
+pub(crate) fn alias_level(role: &Role, catalog: &str, schema: &str) -> Option<(Caps, GrantKind)> {
+    let own = role.schema_grants.iter().find(|((c, s), _)| c == catalog && s == schema).map(|(_, c)| *c);
+    match own {
+        Some(caps) if caps.is_empty() => return None,
+        Some(caps) if !caps.data().is_empty() => return Some((caps.data(), GrantKind::Schema)),
+        _ => {}
+    }
+    let g = role.catalog_grants.get(catalog)?;
+    (g.slice.is_empty() && !g.caps.data().is_empty()).then(|| (g.caps.data(), GrantKind::Catalog))
 }
 
 #[cfg(test)]

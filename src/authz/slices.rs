@@ -89,7 +89,7 @@ pub fn exposed(view: &View<'_>, source: &RelationKind, layers: &[Layer<'_>]) -> 
 
 /// The name a column expression passes through unchanged (`None`: a mask or a computed column).
 /// Only a bare or double-quoted identifier is one; the keywords that stand for values are not.
-fn plain(c: &Column) -> Option<String> {
+pub(super) fn plain(c: &Column) -> Option<String> {
     const VALUES: [&str; 15] = [
         "null", "true", "false", "default", "user", "current_user", "session_user", "current_role", "current_date",
         "current_time", "current_timestamp", "localtime", "localtimestamp", "current_catalog", "current_schema",

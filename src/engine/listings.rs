@@ -7,6 +7,7 @@ use crate::policy::functions::{Class, FnKey, FnKind, SYSTEM_DB};
 use crate::policy::Policy;
 use crate::store::layout::{self, Table, Ty};
 use crate::store::Row;
+use super::column_listings as cols;
 
 pub struct Listing {
     pub name: &'static str,
@@ -48,6 +49,16 @@ pub const LISTINGS: &[Listing] = &[
     table_listing!("acl_functions", layout::VIRTUAL_FUNCTIONS),
     Listing { name: "acl_function_categories", columns: CATEGORY_COLUMNS, rows: |s| function_categories(&s.policy()) },
     Listing { name: "acl_sessions", columns: SESSION_COLUMNS, rows: session_rows },
+    // the reference system's column listings (issue 34)
+    Listing { name: "acl_relation_columns", columns: cols::RELATION_COLUMNS, rows: |s| cols::relation_rows(&s.policy()) },
+    Listing { name: "acl_object_columns", columns: cols::RELATION_COLUMNS, rows: |s| cols::relation_rows(&s.policy()) },
+    Listing { name: "acl_grant_columns", columns: cols::GRANT_COLUMNS, rows: |s| cols::grant_rows(&s.policy()) },
+    Listing { name: "acl_reference_columns", columns: cols::REFERENCE_COLUMNS, rows: |s| cols::reference_rows(&s.policy()) },
+    Listing {
+        name: "acl_function_gate",
+        columns: cols::GATE_COLUMNS,
+        rows: |s| cols::gate_rows(table_rows(s, &layout::FUNCTION_GRANTS)),
+    },
 ];
 
 /// `acl_sessions()` (spec 017): one row per live session. `id` is the operator's name for it

@@ -18,6 +18,7 @@
 //! (`ffi::acl_rs_check`, spec 011). Management statements run later, when DuckDB executes the
 //! batch's `acl_exec` calls (`admin::execute`).
 pub mod admin;
+mod column_listings;
 mod kept;
 mod principal;
 pub use principal::whoami;

@@ -48,6 +48,10 @@ pub enum NotGranted {
     /// A name to create that is in no virtual schema granted to the principal.
     #[error("\"{name}\" is not in a virtual schema granted to {principal}")]
     Schema { name: String, principal: String },
+    /// `SHOW TABLES FROM x`: a name that is no schema or catalog the principal sees (not
+    /// repeated, as for a catalog: it may be a physical database's).
+    #[error("SHOW TABLES FROM names a schema or catalog that does not exist or is not granted")]
+    SchemaOrCatalog,
     /// A column of a column-restricted write target that its slice does not show.
     #[error("column \"{column}\" of {object} is not granted (qualify columns of other tables)")]
     Column { column: String, object: String },
@@ -288,6 +292,9 @@ pub enum Unsupported {
     OneTarget { verb: &'static str },
     #[error("this INSERT form is not supported")]
     Insert,
+    /// `INSERT INTO t (x.a)` where `x` is not the target (DuckDB takes no qualified column there).
+    #[error("an INSERT column list names columns of its target only: \"{column}\" is qualified by another name")]
+    InsertColumnQualifier { column: String },
     #[error("this UPDATE form is not supported")]
     Update,
     #[error("this DELETE form is not supported")]

@@ -36,6 +36,10 @@ pub enum StoreError {
     /// of it).
     #[error("the PostgreSQL connection string cannot be used: {why}")]
     BadConnection { why: String },
+    /// `acl_use_db` / `acl_use_postgres` while `allow_parser_override_extension` is `DEFAULT`:
+    /// no prefix would be read, so no principal would be judged (as the reference refuses it).
+    #[error("the parser override is off (allow_parser_override_extension = 'DEFAULT'): SET allow_parser_override_extension = 'STRICT' before acl_use_db")]
+    ParserOverrideOff,
     /// `acl_reload()` in memory mode.
     #[error("no policy store is in use (memory mode): acl_use_db('<attached database>') names one")]
     MemoryMode,

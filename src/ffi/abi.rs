@@ -120,6 +120,9 @@ pub struct AclSettings {
     pub(super) jwks_max_stale: u64,
     /// 1 when `acl_allow_anonymous_admin` is on.
     pub(super) allow_anonymous_admin: u8,
+    /// 1 when `allow_parser_override_extension` is DuckDB's `DEFAULT` (our parser hook never
+    /// runs); read for the actions only (`acl_shim_context_settings`), 0 on the statement path.
+    pub(super) parser_override_off: u8,
 }
 
 impl AclSettings {
@@ -130,6 +133,7 @@ impl AclSettings {
             in_transaction: self.in_transaction != 0,
             key_times: crate::auth::KeyTimes { refresh_secs: self.jwks_refresh_interval, max_stale_secs: self.jwks_max_stale },
             anonymous_admin: self.allow_anonymous_admin != 0,
+            parser_override_off: self.parser_override_off != 0,
             faults: state.faults,
         }
     }

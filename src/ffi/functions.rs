@@ -179,6 +179,9 @@ fn api(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<Stri
 /// `acl_use_db(db, schema := 'acl', init := false)`.
 fn use_store(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
     let in_transaction = settings.in_transaction;
+    if settings.parser_override_off {
+        return Err(crate::error::StoreError::ParserOverrideOff.into());
+    }
     let catalog = args.first().and_then(Arg::text).unwrap_or_default();
     let schema = args.get(1).and_then(Arg::text).unwrap_or("acl");
     let init = matches!(args.get(2), Some(Arg::Bool(Some(true))));
@@ -195,6 +198,9 @@ fn use_store(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Ve
 /// instance applies the other nodes' batches (`engine::watch`).
 fn use_postgres(state: &Arc<State>, args: &[Arg], settings: &Settings) -> Result<Vec<String>, AclError> {
     let in_transaction = settings.in_transaction;
+    if settings.parser_override_off {
+        return Err(crate::error::StoreError::ParserOverrideOff.into());
+    }
     let connection = args.first().and_then(Arg::text).unwrap_or_default();
     let schema = args.get(1).and_then(Arg::text).unwrap_or("acl");
     let init = matches!(args.get(2), Some(Arg::Bool(Some(true))));

@@ -1,7 +1,7 @@
 //! The function gate: admission, qualified emission, special forms, virtual functions.
 use super::{statement, FnGate};
 use crate::authz::{Principal, View};
-use crate::error::{AclError, BadCall, FunctionNotPermitted, StatementNotPermitted, Unsupported};
+use crate::error::{AclError, BadCall, FunctionNotPermitted, NotGranted, StatementNotPermitted, Unsupported};
 use crate::policy::categories::{categorise, HostRow};
 use crate::policy::Policy;
 use std::sync::Arc;
@@ -412,7 +412,19 @@ fn metadata_is_answered_from_the_listing() {
     assert!(out.starts_with("SELECT * FROM (SELECT table_name AS name FROM") && out.contains("IS NOT DISTINCT FROM 'sales'"), "{out}");
     assert!(run(&p, "analyst", "SHOW ALL TABLES").unwrap().contains("acl_meta\"('columns'"));
     assert!(run(&p, "analyst", "SHOW DATABASES").unwrap().contains("acl_meta\"('databases'"));
-    refused(&p, "analyst", "SHOW TABLES FROM sales", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    // SHOW TABLES FROM a catalog the principal sees; anything else is the unknown-name refusal
+    let out = run(&p, "analyst", "SHOW TABLES FROM sales").unwrap();
+    assert!(out.contains("WHERE database_name = 'sales' ORDER BY name"), "{out}");
+    refused(&p, "analyst", "SHOW TABLES FROM phys", |e| matches!(e, AclError::NotGranted(NotGranted::SchemaOrCatalog)));
+    refused(&p, "analyst", "SHOW TABLES LIKE 'o%'", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    refused(&p, "analyst", "PRAGMA database_list", |e| matches!(e, AclError::StatementNotPermitted(StatementNotPermitted::Kind { .. })));
+    // PRAGMA table_info places its name like a FROM item; bare duckdb_tables is the listing
+    let out = run(&p, "analyst", "PRAGMA table_info('orders')").unwrap();
+    assert!(out.contains("table_name = 'orders'") && !out.contains("phys"), "{out}");
+    refused(&p, "analyst", "PRAGMA table_info('phys.main.orders')", |e| matches!(e, AclError::NotGranted(_)));
+    assert!(run(&p, "analyst", "SELECT * FROM duckdb_tables").unwrap().contains("acl_meta\"('tables'"));
+    let cte = run(&p, "analyst", "WITH duckdb_tables AS (SELECT 1 AS x) SELECT * FROM duckdb_tables").unwrap();
+    assert!(!cte.contains("acl_meta"), "{cte}");
     // the listing function itself is not the principal's
     refused(&p, "analyst", "SELECT * FROM acl_meta('tables', '{}')", not_permitted("acl_meta"));
     refused(&p, "analyst", "SELECT * FROM duckdb_tables(1)", |e| matches!(e, AclError::BadCall(BadCall::TakesNoArguments { .. })));

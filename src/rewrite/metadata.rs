@@ -23,6 +23,8 @@ use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
 
 mod cache;
+mod keywords;
+mod show;
 pub use cache::MetaCache;
 
 /// The listing table function's name as emitted.
@@ -34,7 +36,17 @@ pub const KINDS: [(&str, &[&str]); 4] = [
     ("schemas", &["database_name", "schema_name", "comment"]),
     (
         "tables",
-        &["database_name", "schema_name", "table_name", "table_type", "comment", "column_count", "insertable", "has_primary_key"],
+        &[
+            "database_name",
+            "schema_name",
+            "table_name",
+            "table_type",
+            "comment",
+            "column_count",
+            "insertable",
+            "has_primary_key",
+            "sql",
+        ],
     ),
     (
         "columns",
@@ -50,6 +62,7 @@ pub const KINDS: [(&str, &[&str]); 4] = [
             "numeric_scale",
             "comment",
             "is_nullable",
+            "primary_key",
         ],
     ),
 ];
@@ -73,7 +86,7 @@ fn relation_sql(name: &str) -> Option<&'static str> {
             table_name, NULL::BIGINT AS table_oid, comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, false AS internal, \
             false AS temporary, has_primary_key::BOOLEAN AS has_primary_key, NULL::BIGINT AS estimated_size, \
             column_count::BIGINT AS column_count, 0::BIGINT AS index_count, 0::BIGINT AS check_constraint_count, \
-            NULL::VARCHAR AS sql FROM {tables} WHERE table_type = 'BASE TABLE'",
+            sql FROM {tables} WHERE table_type = 'BASE TABLE'",
         "duckdb_views" => "SELECT database_name, NULL::BIGINT AS database_oid, schema_name, NULL::BIGINT AS schema_oid, \
             table_name AS view_name, NULL::BIGINT AS view_oid, comment, NULL::MAP(VARCHAR, VARCHAR) AS tags, \
             false AS internal, false AS temporary, column_count::BIGINT AS column_count, NULL::VARCHAR AS sql, \
@@ -119,7 +132,7 @@ fn relation_sql(name: &str) -> Option<&'static str> {
             AND c.schema_name = t.schema_name AND c.table_name = t.table_name GROUP BY t.database_name, t.schema_name, \
             t.table_name ORDER BY t.database_name, t.schema_name, t.table_name",
         "show databases" => "SELECT database_name FROM {databases} ORDER BY database_name",
-        _ => return None,
+        other => return show::sql(other),
     })
 }
 
@@ -140,12 +153,20 @@ fn sql_string(s: &str) -> String {
 /// The SQL that stands for metadata relation `name` under `view`, after taking its length from
 /// `room` (its printed form is never shorter than the text: `a_relation_prints_no_shorter`).
 fn relation_query(view: &View<'_>, name: &'static str, room: &mut super::Room) -> Result<Box<Query>> {
+    relation_query_where(view, name, "true", room)
+}
+
+/// `relation_query` of a relation whose rows a condition selects (`{filter}`: SQL over the base
+/// listing's columns whose names are literals, `show`), put in last so nothing in it is replaced.
+fn relation_query_where(view: &View<'_>, name: &'static str, filter: &str, room: &mut super::Room) -> Result<Box<Query>> {
     let template = relation_sql(name).ok_or_else(|| AclError::internal("unknown metadata relation"))?;
     let arg = sql_string(&principal_arg(view.principal));
-    let mut sql = template.replace("{main}", &view.main_name().map_or("NULL".to_string(), sql_string));
-    for (kind, _) in KINDS {
-        sql = sql.replace(&format!("{{{kind}}}"), &format!("{META_FN}('{kind}', {arg})"));
-    }
+    let main = view.main_name().map_or("NULL".to_string(), sql_string);
+    let sql = fill(template, |hole| match hole {
+        "main" => Some(main.clone()),
+        "filter" => Some(filter.to_string()),
+        kind => metadata_kind(kind).map(|(k, _)| format!("{META_FN}('{k}', {arg})")),
+    })?;
     room.take_for_listing(name, sql.len())?;
     Parser::new(&DuckDbDialect {})
         .try_with_sql(&sql)
@@ -153,11 +174,29 @@ fn relation_query(view: &View<'_>, name: &'static str, room: &mut super::Room) -
         .map_err(|_| AclError::internal("a metadata relation did not parse"))
 }
 
-/// `SHOW TABLES`, `SHOW ALL TABLES`, `SHOW DATABASES` (plain forms only) as a SELECT.
-pub(super) fn is_show(stmt: &Statement) -> bool {
-    show_kind(stmt).is_some()
+/// `template` with each `{hole}` replaced by `value(hole)`, in one pass over the template: what is
+/// put in is never read for holes again. (The principal's argument carries a token's claims,
+/// whose text is the issuer's users': a claim `{columns}` replaced a second time would put quotes
+/// inside the argument's literal.)
+fn fill(template: &str, value: impl Fn(&str) -> Option<String>) -> Result<String> {
+    let mut out = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}').ok_or_else(|| AclError::internal("a metadata relation has an open hole"))? + open;
+        out.push_str(&value(&rest[open + 1..close]).ok_or_else(|| AclError::internal("a metadata relation has an unknown hole"))?);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
+/// The SHOW and PRAGMA statements answered from the listing (`show::form`), as a SELECT.
+pub(super) fn is_show(stmt: &Statement) -> bool {
+    show::form(stmt).is_some()
+}
+
+/// `SHOW TABLES`, `SHOW ALL TABLES`, `SHOW DATABASES` (plain forms).
 fn show_kind(stmt: &Statement) -> Option<&'static str> {
     let plain = |o: &ShowStatementOptions| {
         o.show_in.is_none() && o.starts_with.is_none() && o.limit.is_none() && o.limit_from.is_none() && o.filter_position.is_none()
@@ -181,14 +220,21 @@ fn show_kind(stmt: &Statement) -> Option<&'static str> {
 
 /// `view_body`: `stmt` is the body of a view, where a listing is refused (`Unsupported::ListingInView`).
 pub(super) fn apply(stmt: &mut Statement, view: &View<'_>, decision: &mut Decision, view_body: bool) -> Result<()> {
-    if let Some(kind) = show_kind(stmt) {
-        let inner = relation_query(view, kind, &mut decision.room)?;
+    if let Some(form) = show::form(stmt) {
+        let inner = match form {
+            show::Form::Listing(kind) => relation_query(view, kind, &mut decision.room)?,
+            show::Form::Where(kind, filter) => {
+                let filter = filter.condition(view)?;
+                relation_query_where(view, kind, &filter, &mut decision.room)?
+            }
+        };
         super::supplied::map_supplied(decision, &inner);
         // `SELECT * FROM (<listing>) AS "__acl_p<j>"`: the listing is policy SQL (a region).
         *stmt = Statement::Query(super::slices::listing_subquery(decision, inner));
         return Ok(());
     }
-    let mut m = Meta { view, decision, trusted: Default::default(), view_body };
+    let ctes = cte_names(stmt);
+    let mut m = Meta { view, decision, trusted: Default::default(), view_body, ctes };
     match stmt.walk_mut(&mut m) {
         ControlFlow::Break(e) => Err(e),
         ControlFlow::Continue(()) => Ok(()),
@@ -206,6 +252,25 @@ struct Meta<'a, 'v> {
     /// A view's body: a listing there would be stored, and every listing of the catalog the view
     /// is in would describe the view, whose listing describes the catalog again.
     view_body: bool,
+    /// Every CTE name of the statement: a bare `duckdb_tables` that names one is the CTE.
+    ctes: std::collections::HashSet<String>,
+}
+
+/// The names of every CTE anywhere in `stmt` (folded).
+fn cte_names(stmt: &Statement) -> std::collections::HashSet<String> {
+    struct Names(std::collections::HashSet<String>);
+    impl sqlparser::ast::Visitor for Names {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            for cte in q.with.iter().flat_map(|w| &w.cte_tables) {
+                self.0.insert(norm(&cte.alias.name.value));
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut names = Names(Default::default());
+    let _ = sqlparser::ast::Visit::visit(stmt, &mut names);
+    names.0
 }
 
 /// Does this FROM item name a metadata relation (answered here, whatever its arguments)?
@@ -245,9 +310,10 @@ fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
         ([n], false) if is(n, SHOW_TABLES) => Some("show tables"),
         ([n], false) if is(n, SHOW_ALL_TABLES) => Some("show all tables"),
         ([n], false) if is(n, SHOW_DATABASES) => Some("show databases"),
-        ([f], true) => among(f, FUNCTIONS),
-        ([s, f], true) if is(s, "main") => among(f, FUNCTIONS),
-        ([c, s, f], true) if is(c, "system") && is(s, "main") => among(f, FUNCTIONS),
+        // with or without parentheses (`FROM duckdb_tables`), as DuckDB takes them
+        ([f], _) => among(f, FUNCTIONS),
+        ([s, f], _) if is(s, "main") => among(f, FUNCTIONS),
+        ([c, s, f], _) if is(c, "system") && is(s, "main") => among(f, FUNCTIONS),
         _ => None,
     };
     if found.is_some() {
@@ -263,6 +329,18 @@ fn metadata_name(tf: &TableFactor) -> Result<Option<&'static str>> {
 impl Meta<'_, '_> {
     fn table_factor(&mut self, tf: &mut TableFactor) -> Result<()> {
         let Some(name) = metadata_name(tf)? else { return Ok(()) };
+        // Without parentheses the name is a table's first: a CTE or a virtual object of that
+        // name is what it names (`relations` resolves it), as DuckDB prefers a table.
+        if let TableFactor::Table { name: written, args: None, .. } = tf {
+            if name.starts_with("duckdb_") {
+                let parts: Vec<String> =
+                    written.0.iter().filter_map(|p| if let ObjectNamePart::Identifier(i) = p { Some(norm(&i.value)) } else { None }).collect();
+                let cte = parts.len() == 1 && self.ctes.contains(&parts[0]);
+                if cte || self.view.lookup(&parts).ok().flatten().is_some() {
+                    return Ok(());
+                }
+            }
+        }
         if self.view_body {
             return Err(Unsupported::ListingInView.into());
         }
@@ -439,12 +517,17 @@ impl MetaRows {
         };
         let names = || [Some(catalog.to_string()), Some(schema.to_string()), Some(name.to_string())];
         let mut row = names().to_vec();
+        let sql = match (object_type, cols) {
+            (ObjectType::Table, Some(cols)) => Some(show::create_table(schema, name, cols, declared)),
+            _ => None,
+        };
         row.extend([
             Some(table_type.into()),
             comment,
             cols.map(|c| c.len().to_string()),
             Some(if insertable { "YES" } else { "NO" }.into()),
             Some((!declared.primary_key.is_empty()).to_string()),
+            sql,
         ]);
         self.tables.push(row);
         for (i, (column, ty)) in cols.into_iter().flatten().enumerate() {
@@ -455,7 +538,8 @@ impl MetaRows {
             let nullable = !declared.not_null.contains(&folded) && !declared.primary_key.contains(&folded);
             let mut row = names().to_vec();
             row.extend([Some(column.clone()), Some((i + 1).to_string()), Some(ty.clone()), precision, radix, scale]);
-            row.extend([comment, Some(nullable.to_string())]);
+            let key = declared.primary_key.contains(&folded);
+            row.extend([comment, Some(nullable.to_string()), Some(key.to_string())]);
             self.columns.push(row);
         }
     }

@@ -138,6 +138,9 @@ pub struct Settings {
     /// `acl_allow_anonymous_admin` (GLOBAL): while a policy store is in use, anonymous `ACL
     /// ADMIN` (and the gateway's own `acl_exec`) may change the policy only while it is on.
     pub anonymous_admin: bool,
+    /// `allow_parser_override_extension` is `DEFAULT`: no prefix is read, so `acl_use_db` (which
+    /// turns anonymous admin off and expects principals to be judged) refuses (spec 006).
+    pub parser_override_off: bool,
     /// Test-only faults (always off in a release build).
     pub faults: crate::faults::Faults,
 }
@@ -155,6 +158,7 @@ impl Default for Settings {
             in_transaction: false,
             key_times: crate::auth::KeyTimes { refresh_secs: crate::auth::DEFAULT_REFRESH_SECS, max_stale_secs: crate::auth::DEFAULT_MAX_STALE_SECS },
             anonymous_admin: false,
+            parser_override_off: false,
             faults: Default::default(),
         }
     }

@@ -258,7 +258,18 @@ impl Resolver<'_, '_, '_> {
                 let TableObject::TableName(name) = &mut ins.table else {
                     return Err(Unsupported::NotATableTarget { verb: "INSERT" }.into());
                 };
-                let (_, write, varchar) = self.target(name, needed, "INSERT")?;
+                // The target's own qualifiers, put in DuckDB's terms (only when there can be one).
+                let qualified = ins.returning.is_some() || ins.columns.iter().any(|c| c.0.len() > 1);
+                let written = if qualified { parts(name)? } else { Vec::new() };
+                let key = qualified.then(|| self.view.lookup(&written).ok().flatten().map(|r| r.key)).flatten();
+                let (shown, write, varchar) = self.target(name, needed, "INSERT")?;
+                if qualified {
+                    let target = writes::qualified::Target { written: &written, shown: &shown, key: key.as_ref() };
+                    writes::qualified::columns(&mut ins.columns, &target)?;
+                    if let (Some(items), Some(ObjectNamePart::Identifier(placed))) = (&mut ins.returning, name.0.last()) {
+                        writes::qualified::returning(items, &target, placed);
+                    }
+                }
                 if let Some(object) = varchar {
                     let restricted = write.as_ref().is_some_and(|w| w.column_restricted());
                     writes::enums::insert(ins, &object, restricted)?;

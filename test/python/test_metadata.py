@@ -37,6 +37,39 @@ def listings_have_duckdbs_own_shape(con):
 
 
 @test
+def show_and_pragma_forms_have_duckdbs_own_shape(con):
+    # issue 34, item 5: each form against the same statement run natively
+    con.execute("CREATE SCHEMA phys.eu")
+    con.execute("CREATE TABLE phys.eu.orders_eu (id INTEGER)")
+    con.execute("ACL ADMIN CREATE VIRTUAL TABLE sales.eu.orders AS phys.eu.orders_eu")
+    pairs = [
+        ("SHOW SCHEMAS", "SHOW SCHEMAS"),
+        ("SHOW TABLES FROM eu", "SHOW TABLES FROM phys.eu"),
+        ("SHOW TABLES FROM sales", "SHOW TABLES FROM phys"),
+        ("SHOW TABLES FROM sales.eu", "SHOW TABLES FROM phys.eu"),
+        ("PRAGMA show_tables", "PRAGMA show_tables"),
+        ("PRAGMA show_tables_expanded", "PRAGMA show_tables_expanded"),
+        ("PRAGMA show_databases", "PRAGMA show_databases"),
+        ("PRAGMA table_info('orders')", "PRAGMA table_info('phys.main.orders')"),
+        ("PRAGMA table_info = 'sales.eu.orders'", "PRAGMA table_info('phys.eu.orders_eu')"),
+        ("SELECT * FROM duckdb_tables", "SELECT * FROM duckdb_tables"),
+        ("SELECT * FROM duckdb_columns", "SELECT * FROM duckdb_columns"),
+        ("SELECT * FROM duckdb_views", "SELECT * FROM duckdb_views"),
+        ("SELECT * FROM main.duckdb_tables", "SELECT * FROM main.duckdb_tables"),
+    ]
+    for mine, native in pairs:
+        assert shape(con, f'ACL ROLE "analyst" {mine}') == shape(con, native), (mine, native)
+    # the answers, against DuckDB's own over the physical objects under the virtual names
+    assert con.execute('ACL ROLE "analyst" PRAGMA table_info(\'orders\')').fetchall() == con.execute(
+        "PRAGMA table_info('phys.main.orders')"
+    ).fetchall()
+    assert con.execute('ACL ROLE "analyst" SHOW TABLES FROM eu').fetchall() == [("orders",)]
+    assert con.execute('ACL ROLE "analyst" SHOW SCHEMAS').fetchall() == [("sales", "eu", False), ("sales", "main", True)]
+    native_sql = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 'orders'").fetchall()
+    assert con.execute('ACL ROLE "analyst" SELECT sql FROM duckdb_tables WHERE schema_name = \'main\'').fetchall() == native_sql
+
+
+@test
 def prepared_listing_with_a_parameter(con):
     rows = con.execute('ACL ROLE "analyst" SELECT column_name FROM information_schema.columns WHERE table_name = ? '
                        'ORDER BY ordinal_position', ["orders"]).fetchall()

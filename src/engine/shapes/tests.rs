@@ -29,6 +29,7 @@ const SETTINGS: Settings = Settings {
     in_transaction: false,
     key_times: crate::auth::KeyTimes { refresh_secs: 300, max_stale_secs: 3600 },
     anonymous_admin: false,
+    parser_override_off: false,
     faults: crate::faults::Faults { skip_relations: false, unqualified_functions: false, no_defence: false, vfn_args_unresolved: false, vfn_args_in_place: false, slow_keys_file: false, unchecked_policy_sql: false, shared_cte_nested: false },
 };
 

@@ -8,9 +8,10 @@ fn every_relation_parses_and_names_only_the_listing() {
     let view = View::new(&p, &principal);
     assert!(view.is_err()); // no such role; relation_sql is checked without a view below
     for name in ["duckdb_databases", "duckdb_schemas", "duckdb_tables", "duckdb_views", "duckdb_columns", "schemata",
-        "tables", "columns", "show tables", "show all tables", "show databases"]
+        "tables", "columns", "show tables", "show all tables", "show databases", "show schemas", "show tables from",
+        "pragma table_info"]
     {
-        let mut sql = relation_sql(name).unwrap().replace("{main}", "NULL");
+        let mut sql = relation_sql(name).unwrap().replace("{main}", "NULL").replace("{filter}", "true");
         for (k, _) in KINDS {
             sql = sql.replace(&format!("{{{k}}}"), &format!("{META_FN}('{k}', '{{}}')"));
         }
@@ -27,7 +28,8 @@ fn a_relation_prints_no_shorter_than_it_takes() {
     let principal = Principal::role("analyst");
     let view = View::new(&p, &principal).unwrap();
     for name in ["duckdb_databases", "duckdb_schemas", "duckdb_tables", "duckdb_views", "duckdb_columns", "schemata",
-        "tables", "columns", "show tables", "show all tables", "show databases"]
+        "tables", "columns", "show tables", "show all tables", "show databases", "show schemas", "show tables from",
+        "pragma table_info"]
     {
         let mut room = super::super::Room::new(1 << 20);
         let printed = relation_query(&view, name, &mut room).unwrap().to_string().len();
@@ -127,8 +129,8 @@ fn a_virtual_schema_lists_what_its_physical_schema_holds_under_virtual_names() {
     assert_eq!(
         tables,
         [
-            ["sales", "lake", "events", "BASE TABLE", "NULL", "1", "YES", "false"],
-            ["sales", "lake", "zeta_v", "VIEW", "NULL", "1", "NO", "false"]
+            ["sales", "lake", "events", "BASE TABLE", "NULL", "1", "YES", "false", "CREATE TABLE lake.events(id BIGINT);"],
+            ["sales", "lake", "zeta_v", "VIEW", "NULL", "1", "NO", "false", "NULL"]
         ]
     );
     assert_eq!(rows.columns.len(), 2);
@@ -142,10 +144,27 @@ fn a_virtual_schema_lists_what_its_physical_schema_holds_under_virtual_names() {
     })
     .unwrap();
     assert_eq!((rows.schemas.len(), rows.tables.len()), (2, 0));
-    // a catalog grant does not reach into the virtual schema
-    let rows =
-        listing_rows(&p, &principal_arg(&Principal::role("analyst")), &mut |_| None, &mut |_, _| panic!("enumerated")).unwrap();
-    assert!(rows.schemas.iter().all(|r| r[1].as_deref() != Some("lake")));
+    // a catalog grant with a slice does not reach into the virtual schema; one without does
+    for s in ["CREATE ROLE sliced", "GRANT CATALOG sales TO ROLE sliced WITH (select) RLS (id > 0)", "CREATE ROLE plain",
+        "GRANT CATALOG sales TO ROLE plain WITH (select)", "CREATE ROLE empty", "GRANT CATALOG sales TO ROLE empty WITH (select)",
+        "GRANT SCHEMA sales.lake TO ROLE empty CAPS '{}'"]
+    {
+        crate::admin::apply(&mut p, &crate::admin::parse(s).unwrap()).unwrap();
+    }
+    for role in ["sliced", "empty"] {
+        let rows =
+            listing_rows(&p, &principal_arg(&Principal::role(role)), &mut |_| None, &mut |_, _| panic!("enumerated")).unwrap();
+        assert!(rows.schemas.iter().all(|r| r[1].as_deref() != Some("lake")), "{role}");
+    }
+    let rows = listing_rows(
+        &p,
+        &principal_arg(&Principal::role("plain")),
+        &mut |_| Some(std::sync::Arc::new(vec![("id".to_string(), "BIGINT".to_string())])),
+        &mut |_, _| Some(vec![("events".to_string(), ObjectType::Table)]),
+    )
+    .unwrap();
+    assert!(rows.schemas.iter().any(|r| r[1].as_deref() == Some("lake")));
+    assert!(rows.tables.iter().any(|r| r[1].as_deref() == Some("lake") && r[2].as_deref() == Some("events") && r[6].as_deref() == Some("NO")));
 }
 
 #[test]
@@ -153,4 +172,29 @@ fn numeric_columns_follow_duckdb() {
     assert_eq!(numeric("DECIMAL(10,2)"), (Some("10".into()), Some("10".into()), Some("2".into())));
     assert_eq!(numeric("INTEGER").0.as_deref(), Some("32"));
     assert_eq!(numeric("VARCHAR"), (None, None, None));
+}
+
+/// A token's claims travel in the listing's argument: text in them that looks like a hole of the
+/// relation's SQL is data, never filled (it would put quotes inside the argument's literal).
+#[test]
+fn claims_that_look_like_holes_stay_in_the_argument() {
+    let p = policy();
+    let mut principal = Principal::role("analyst");
+    principal.claims.insert("k".into(), Some("{columns}' OR true --{filter}{main}".into()));
+    let view = View::new(&p, &principal).unwrap();
+    for name in ["show all tables", "tables", "show tables from"] {
+        let q = relation_query_where(&view, name, "true", &mut super::super::Room::new(1 << 20)).unwrap();
+        let mut args = Vec::new();
+        let _ = sqlparser::ast::visit_expressions(&q, |e| {
+            if let sqlparser::ast::Expr::Value(v) = e {
+                if let sqlparser::ast::Value::SingleQuotedString(s) = &v.value {
+                    args.push(s.clone());
+                }
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        let arg = args.iter().find(|a| a.starts_with('{')).expect("the principal's argument");
+        assert_eq!(principal_from_arg(arg).unwrap().claims, principal.claims, "{name}");
+    }
+    assert!(fill("a {x", |_| Some(String::new())).is_err());
 }

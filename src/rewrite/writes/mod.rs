@@ -21,6 +21,7 @@
 mod columns;
 pub(super) mod enums;
 mod merge;
+pub(super) mod qualified;
 #[cfg(test)]
 mod tests;
 
