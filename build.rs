@@ -14,6 +14,7 @@ fn main() {
         "cpp/kept.cpp",
         "cpp/enums.cpp",
         "cpp/sessions.cpp",
+        "cpp/flight.cpp",
         "cpp/pushdown.cpp",
         "cpp/pushdown_casts.cpp",
         "cpp/acl_shim.hpp",
@@ -32,7 +33,7 @@ fn main() {
     }
     cc::Build::new()
         .cpp(true)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/leakproof.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/flight.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp"])
         .include(&include)
         .flag("-std=c++17")
         .flag("-fPIC")

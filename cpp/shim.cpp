@@ -420,6 +420,7 @@ void LoadInternal(ExtensionLoader &loader) {
 
 	RegisterLeakproof(loader, parser_info, state);
 	RegisterSessions(loader, parser_info, state);
+	RegisterFlight(loader, parser_info, state);
 	RegisterPushdown(config);
 
 	AccessInfo access_info {new DatabaseWrapper(), db.GetExtensionAPIV1(), string()};
