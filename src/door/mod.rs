@@ -21,6 +21,8 @@ mod budget;
 #[cfg(feature = "flight-sql")]
 mod catalog;
 #[cfg(feature = "flight-sql")]
+mod ingest;
+#[cfg(feature = "flight-sql")]
 mod params;
 #[cfg(feature = "flight-sql")]
 mod query;

@@ -41,6 +41,8 @@ pub(super) struct Parked {
 pub(super) struct Prepared {
     pub session: u64,
     pub sql: String,
+    /// The client's transaction it was prepared in: its executions run in it.
+    pub txn: Option<Vec<u8>>,
     pub params: Mutex<Vec<Vec<Param>>>,
 }
 

@@ -13,7 +13,7 @@ use arrow_flight::sql::{
     ActionBeginTransactionRequest, ActionBeginTransactionResult, ActionClosePreparedStatementRequest, ActionCreatePreparedStatementRequest,
     ActionCreatePreparedStatementResult, ActionEndTransactionRequest, Any, CommandGetCatalogs, CommandGetDbSchemas, CommandGetPrimaryKeys,
     CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables, CommandPreparedStatementQuery, CommandPreparedStatementUpdate,
-    CommandStatementQuery, CommandStatementUpdate, DoPutPreparedStatementResult, ProstMessageExt, SqlInfo, TicketStatementQuery,
+    CommandStatementIngest, CommandStatementQuery, CommandStatementUpdate, DoPutPreparedStatementResult, ProstMessageExt, SqlInfo, TicketStatementQuery,
 };
 use arrow_flight::{Action, FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, IpcMessage, SchemaAsIpc, Ticket};
 use arrow_schema::{Schema, SchemaRef};
@@ -94,6 +94,18 @@ fn sql_info() -> &'static SqlInfoData {
 }
 
 /// A client's parameter batches from a DoPut body, one execution per row.
+/// A DoPut body's batches and their schema.
+async fn batches(r: Request<PeekableFlightDataStream>) -> Result<(Arc<Schema>, Vec<RecordBatch>), Status> {
+    let stream = r.into_inner().map_err(arrow_flight::error::FlightError::from);
+    let mut decoded = arrow_flight::decode::FlightRecordBatchStream::new_from_flight_data(stream);
+    let mut out = Vec::new();
+    while let Some(b) = decoded.next().await {
+        out.push(b.map_err(|e| Status::invalid_argument(format!("acl: the batches could not be read: {e}")))?);
+    }
+    let schema = decoded.schema().cloned().or_else(|| out.first().map(|b| b.schema())).unwrap_or_else(|| Arc::new(Schema::empty()));
+    Ok((schema, out))
+}
+
 async fn bound(r: Request<PeekableFlightDataStream>) -> Result<Vec<Vec<super::node::Param>>, Status> {
     let stream = r.into_inner().map_err(arrow_flight::error::FlightError::from);
     let batches: Vec<RecordBatch> = arrow_flight::decode::FlightRecordBatchStream::new_from_flight_data(stream)
@@ -176,7 +188,7 @@ impl FlightSqlService for Service {
             }
             bound.first().cloned().unwrap_or_default()
         };
-        self.start(c, p.sql.clone(), params, None, request.into_inner()).await
+        self.start(c, p.sql.clone(), params, p.txn.clone(), request.into_inner()).await
     }
 
     async fn do_get_statement(&self, t: TicketStatementQuery, request: Request<Ticket>) -> Result<Response<<Self as FlightService>::DoGetStream>, Status> {
@@ -189,8 +201,10 @@ impl FlightSqlService for Service {
         let c = client_of(&self.door, &request).await?;
         let door = Arc::clone(&self.door);
         let (c2, sql) = (Arc::clone(&c), q.query.clone());
+        let txn = q.transaction_id.as_ref().map(|t| t.to_vec());
+        let txn2 = txn.clone();
         let described = blocking(move || {
-            let conn = door.node.connect().map_err(node_status)?;
+            let conn = query::conn_for(&door, &c2, txn2.as_deref())?;
             let _r = door.register(Arc::clone(&conn));
             conn.describe(&c2.prefixed(&sql)).map_err(|e| {
                 let s = node_status(e);
@@ -200,7 +214,7 @@ impl FlightSqlService for Service {
         })
         .await?;
         let id = query::new_id()?;
-        self.door.tickets.prepared.insert(id, Arc::new(query::Prepared { session: c.session.id, sql: q.query, params: Default::default() }));
+        self.door.tickets.prepared.insert(id, Arc::new(query::Prepared { session: c.session.id, sql: q.query, txn, params: Default::default() }));
         Ok(ActionCreatePreparedStatementResult {
             prepared_statement_handle: id.to_vec().into(),
             dataset_schema: ipc(&described.columns)?,
@@ -233,7 +247,7 @@ impl FlightSqlService for Service {
             rows.push(Vec::new());
         }
         let door = Arc::clone(&self.door);
-        blocking(move || rows.iter().try_fold(0i64, |n, r| Ok(n + query::execute(&door, &c, &p.sql, r, None)?))).await
+        blocking(move || rows.iter().try_fold(0i64, |n, r| Ok(n + query::execute(&door, &c, &p.sql, r, p.txn.as_deref())?))).await
     }
 
     async fn do_put_statement_update(&self, q: CommandStatementUpdate, request: Request<PeekableFlightDataStream>) -> Result<i64, Status> {
@@ -241,6 +255,13 @@ impl FlightSqlService for Service {
         let door = Arc::clone(&self.door);
         let txn = q.transaction_id.map(|t| t.to_vec());
         blocking(move || query::execute(&door, &c, &q.query, &[], txn.as_deref())).await
+    }
+
+    async fn do_put_statement_ingest(&self, q: CommandStatementIngest, request: Request<PeekableFlightDataStream>) -> Result<i64, Status> {
+        let c = client_of(&self.door, &request).await?;
+        let (schema, data) = batches(request).await?;
+        let door = Arc::clone(&self.door);
+        blocking(move || super::ingest::ingest(&door, &c, q, schema, data)).await
     }
 
     async fn do_action_begin_transaction(&self, _q: ActionBeginTransactionRequest, request: Request<Action>) -> Result<ActionBeginTransactionResult, Status> {
