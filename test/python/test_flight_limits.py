@@ -150,6 +150,7 @@ def stalled_readers_hold_no_more_than_the_nodes_stream_budget(s):
         assert child.stdout.readline().strip() == "stalled"
         time.sleep(1.5)
         grown = rss_mb() - before
+        time.sleep(4)  # past acl_flight_stream_idle: every stalled stream has been cut off
         child.stdin.write("go\n")
         child.stdin.flush()
         errors = json.loads(child.stdout.readline())
