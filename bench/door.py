@@ -70,7 +70,7 @@ def door_case(ext, big_rows=(1_000_000, 10_000_000), rounds=3, points=300, conne
             fetch(analyst, sql_v), fetch(ops, sql_p)  # warm
             door = best_of(lambda: fetch(analyst, sql_v), rounds)
             native = best_of(lambda: fetch(ops, sql_p), rounds)
-            local = best_of(lambda: con.execute(f"SELECT id, k, v FROM phys.main.t{n}").to_arrow_table(), rounds)
+            local = best_of(lambda: con.sql(f"SELECT id, k, v FROM phys.main.t{n}").to_arrow_table(), rounds)
             print(f"    {n:>10,} rows: door {n / door / 1e6:6.2f} M rows/s; door ACL NATIVE {n / native / 1e6:6.2f} M rows/s "
                   f"(principal/native {native / door:4.2f}x, goal >= 0.95x); in-process to_arrow_table (fetch_arrow_table) "
                   f"{n / local / 1e6:6.2f} M rows/s (door/in-process {local / door:4.2f}x)")
