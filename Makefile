@@ -31,7 +31,7 @@ $(PGO_DATA): $(PGO_PROFILE)
 	gzip -dc $< > $@
 
 $(STAGE2): FORCE $(PGO_DATA)
-	RUSTFLAGS="$(PGO_FLAGS)" cargo build --release --locked
+	RUSTFLAGS="$(PGO_FLAGS)" cargo build --release --locked --features flight-sql
 
 # Stage 1: a small loader with no DuckDB symbols that embeds stage 2; then the metadata footer.
 $(EXT): $(STAGE2) cpp/loader.cpp extension-ci-tools/append_metadata.py

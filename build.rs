@@ -14,6 +14,7 @@ fn main() {
         "cpp/enums.cpp",
         "cpp/sessions.cpp",
         "cpp/api.cpp",
+        "cpp/flight.cpp",
         "cpp/pushdown.cpp",
         "cpp/pushdown_casts.cpp",
         "cpp/settings.cpp",
@@ -34,7 +35,7 @@ fn main() {
     cc::Build::new()
         .cpp(true)
         .include(&include)
-        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/api.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp", "cpp/settings.cpp"])
+        .files(["cpp/shim.cpp", "cpp/walk.cpp", "cpp/meta.cpp", "cpp/txn.cpp", "cpp/client.cpp", "cpp/host_parse.cpp", "cpp/kept.cpp", "cpp/enums.cpp", "cpp/sessions.cpp", "cpp/api.cpp", "cpp/flight.cpp", "cpp/pushdown.cpp", "cpp/pushdown_casts.cpp", "cpp/settings.cpp"])
         .flag("-std=c++17")
         .flag("-fPIC")
         .flag("-fvisibility=hidden")

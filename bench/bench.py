@@ -92,7 +92,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", required=True)
     ap.add_argument("--rounds", type=int, default=ROUNDS)
-    ap.add_argument("--cases", default="abcdefghijk", help="which cases to run, e.g. 'ab'")
+    ap.add_argument("--cases", default="abcdefghijkl", help="which cases to run, e.g. 'ab'")
     ap.add_argument("--tpch-dir", default="build/bench/tpch-sf1", help="(j) TPC-H parquet and queries (bench/tpc_gen.py)")
     ap.add_argument("--tpcds-dir", default="build/bench/tpcds-sf0.1", help="(k) TPC-DS parquet and queries")
     ap.add_argument("--tpc-seconds", type=float, default=3.0, help="(j, k) seconds of interleaved runs per query")
@@ -232,6 +232,12 @@ def main():
         print()
         from refs import refs_case
         refs_case(ext)
+
+    if "l" in args.cases:
+        # (l) issue 33: the Arrow Flight SQL door's throughput, round trip, connect and sessions/s
+        print()
+        from door import door_case
+        door_case(ext)
 
     # (j) TPC-H and (k) TPC-DS, issue 32: the benchmarks' queries, sliced fact tables and a mask,
     # vs hand-written views (bench/tpc.py); skipped when the data was not generated

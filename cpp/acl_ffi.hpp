@@ -25,6 +25,9 @@ constexpr static const uint64_t ACL_DEFAULT_SESSION_IDLE_TIMEOUT = 900;
 /// `acl_max_sessions`'s default.
 constexpr static const uint64_t ACL_DEFAULT_MAX_SESSIONS = 1000;
 
+/// `acl_flight_stream_idle`'s default, seconds.
+constexpr static const uint64_t ACL_DEFAULT_STREAM_IDLE = 30;
+
 /// `acl_version_check_interval`'s default, milliseconds.
 constexpr static const uint64_t ACL_DEFAULT_VERSION_CHECK_INTERVAL = 1000;
 
@@ -338,6 +341,44 @@ bool acl_rs_translate_error(const char *names,
 /// # Safety
 /// `state` came from `acl_rs_state_new`; `info`/`access` are the shim's access callbacks.
 bool acl_rs_register(const AclState *state, duckdb_extension_info info, const duckdb_extension_access *access);
+
+/// `acl_flight_serve(uri [, cert, key])`: `Rewritten` with the URI served in `out.text`, or a
+/// refusal's status and message. `strict`: `allow_parser_override_extension` is `strict` in the
+/// caller's context.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; each text is null or its length of readable bytes;
+/// `settings` points to a live `AclSettings`; `out` is writable.
+AclStatus acl_rs_flight_serve(const AclState *state,
+                              const char *uri,
+                              size_t uri_len,
+                              const char *cert,
+                              size_t cert_len,
+                              const char *key,
+                              size_t key_len,
+                              const AclSettings *settings,
+                              bool strict,
+                              AclOut *out);
+
+/// `acl_flight_stop(uri)`: `Rewritten` with the number of sessions it closed in `out.text`.
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `uri` points to `uri_len` readable bytes; `out` is writable.
+AclStatus acl_rs_flight_stop(const AclState *state, const char *uri, size_t uri_len, AclOut *out);
+
+/// A door setting's new value (`OnSet` of `acl_max_result_rows`, `acl_flight_stream_idle`,
+/// `acl_node_stream_budget`): true with the value kept in `out.text`, or false with why it is
+/// refused (nothing changes).
+///
+/// # Safety
+/// `state` came from `acl_rs_state_new`; `name`/`value` point to their lengths of readable bytes;
+/// `out` is writable.
+bool acl_rs_door_setting(const AclState *state,
+                         const char *name,
+                         size_t name_len,
+                         const char *value,
+                         size_t value_len,
+                         AclOut *out);
 
 /// Binds `sql` (one SELECT) in `ctx`: true when it binds; otherwise DuckDB's message is handed
 /// to `sink` as the name (the type empty) and false is returned.

@@ -122,6 +122,8 @@ constexpr const char *MAX_SESSIONS_SETTING = "acl_max_sessions";
 constexpr const char *SESSION_BINDING_SETTING = "acl_session_token_binding";
 // `owner` keeps `state` alive as long as the functions and settings.
 void RegisterSessions(ExtensionLoader &loader, const shared_ptr<ParserExtensionInfo> &owner, AclState *state);
+// ---- The Flight SQL door (flight.cpp, specs/018): acl_flight_serve/stop and its GLOBAL settings ----
+void RegisterFlight(ExtensionLoader &loader, const shared_ptr<ParserExtensionInfo> &owner, AclState *state);
 
 // ---- The reference's function API (api.cpp, spec 007): acl_grant_catalog(…) and the rest ----
 void RegisterApi(ExtensionLoader &loader);

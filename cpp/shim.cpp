@@ -439,6 +439,7 @@ void LoadInternal(ExtensionLoader &loader) {
 
 	RegisterApi(loader);
 	RegisterSessions(loader, parser_info, state);
+	RegisterFlight(loader, parser_info, state);
 	RegisterPushdown(config);
 	{
 		ScalarFunction refused("acl_write_refused", {LogicalType::VARCHAR}, LogicalType::SQLNULL, RunWriteRefused);

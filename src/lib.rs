@@ -5,6 +5,7 @@ pub mod admin;
 pub mod auth;
 pub mod authz;
 pub mod bounded;
+pub mod door;
 pub mod engine;
 pub mod error;
 pub mod faults;

@@ -51,6 +51,9 @@ pub struct State {
     /// The background thread of a shared store (`engine::watch`), once one runs: dropping it
     /// (with the state, when the instance closes) stops the thread.
     pub watcher: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    /// The node's Flight SQL doors (`door::Doors`, spec 018), once one served: dropping it (with
+    /// the state, when the instance closes) stops every door and the runtime they run on.
+    pub doors: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// Test-only faults, fixed at load (none outside a `test-faults` build).
     pub faults: crate::faults::Faults,
     /// Counts this state among the process's live ones while it exists.
@@ -212,6 +215,8 @@ pub trait HostDb: Send + Sync {
     /// Runs the validation statements of a function-API call (`admin::validate`, judged by the
     /// policy-SQL rules first) on a connection of the extension's own; the first refusal.
     fn bind_checks(&self, statements: &[String]) -> crate::error::Result<()>;
+    /// The value itself, for the layer that made it (`ffi`, which opens a door's connections).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 fn now_ms() -> u64 {

@@ -6,6 +6,7 @@
 //! holds names and capability words as text, never the policy's own types.
 use thiserror::Error;
 
+mod door;
 mod management;
 mod policy_sql;
 mod refusal;
@@ -17,6 +18,7 @@ pub use management::{Duplicate, Invalid, KeyProblem, Management, Noun, Syntax};
 pub use policy_sql::{Forbidden, PolicySql};
 pub use scope::{LacksScope, Scope, SelfGrant};
 pub use session::{SessionProblem, SessionReason};
+pub use door::DoorProblem;
 pub use store::{why as store_why, StoreError};
 pub use refusal::{
     BadCall, Drifted, FunctionNotPermitted, LacksCapability, MergeForm, Nesting, NotGranted, On, ReadOnly, SlicedWrite, Stale,
@@ -65,6 +67,9 @@ pub enum AclError {
     SessionEnded { reason: SessionReason },
     #[error("acl: {0}")]
     Session(#[from] SessionProblem),
+    /// The Flight SQL door's functions and stream limits (spec 018).
+    #[error("acl: {0}")]
+    Door(#[from] DoorProblem),
     /// A write to an object the principal may only read.
     #[error("acl: {0}")]
     ReadOnly(#[from] ReadOnly),
@@ -140,6 +145,8 @@ impl AclError {
             AclError::Reparsed { .. } => Class::Refused,
             AclError::Invalid(_) | AclError::PolicySql(_) | AclError::Store(_) => Class::Invalid,
             AclError::Session(SessionProblem::Door | SessionProblem::Setting { .. }) => Class::Invalid,
+            AclError::Door(DoorProblem::TooManyRows { .. } | DoorProblem::TooManyBytes { .. }) => Class::Refused,
+            AclError::Door(_) => Class::Invalid,
             AclError::Session(SessionProblem::AtCap { .. } | SessionProblem::GroupsFull { .. }) | AclError::SessionRefused { .. } | AclError::SessionEnded { .. } => {
                 Class::Refused
             }

@@ -41,6 +41,8 @@ pub const ACL_DEFAULT_JWKS_MAX_STALE: u64 = 3600;
 pub const ACL_DEFAULT_SESSION_IDLE_TIMEOUT: u64 = 900;
 /// `acl_max_sessions`'s default.
 pub const ACL_DEFAULT_MAX_SESSIONS: u64 = 1000;
+/// `acl_flight_stream_idle`'s default, seconds.
+pub const ACL_DEFAULT_STREAM_IDLE: u64 = 30;
 /// `acl_version_check_interval`'s default, milliseconds.
 pub const ACL_DEFAULT_VERSION_CHECK_INTERVAL: u64 = 1000;
 // cbindgen exports literals only: the defaults the rewriter falls back to must be the same.
@@ -52,6 +54,7 @@ const _: () = assert!(
         && ACL_DEFAULT_JWKS_MAX_STALE == crate::auth::DEFAULT_MAX_STALE_SECS
         && ACL_DEFAULT_SESSION_IDLE_TIMEOUT == crate::engine::sessions::DEFAULT_IDLE_TIMEOUT
         && ACL_DEFAULT_MAX_SESSIONS == crate::engine::sessions::DEFAULT_MAX_SESSIONS
+        && ACL_DEFAULT_STREAM_IDLE == crate::door::DEFAULT_STREAM_IDLE
 );
 
 /// One token of DuckDB's tokenizer (`Parser::Tokenize`): where it starts in the text and its type.

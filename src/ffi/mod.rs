@@ -2,6 +2,9 @@
 //! and a panic on any input is reported as a refusal, never a crash.
 mod abi;
 mod check;
+mod door;
+#[cfg(feature = "flight-sql")]
+mod door_node;
 mod drift;
 mod enums;
 mod functions;

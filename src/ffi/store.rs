@@ -29,7 +29,7 @@ extern "C" {
 }
 
 /// Owns the shim's `AclDb`.
-pub(super) struct WeakDb(*mut AclDb);
+pub(crate) struct WeakDb(*mut AclDb);
 
 // SAFETY: a `weak_ptr` may be locked from any thread (each lock is a const, atomic operation), and
 // the pointer is freed once, in `drop`.
@@ -44,7 +44,7 @@ impl WeakDb {
         WeakDb(db)
     }
 
-    fn connect(&self) -> Option<Connection> {
+    pub(super) fn connect(&self) -> Option<Connection> {
         // SAFETY: `self.0` is the live weak pointer this value owns.
         let con = unsafe { acl_shim_db_connect(self.0) };
         (!con.is_null()).then_some(Connection(con))
@@ -59,7 +59,7 @@ impl Drop for WeakDb {
 }
 
 /// A connection of our own, closed when dropped (an open transaction is then rolled back).
-struct Connection(sys::duckdb_connection);
+pub(super) struct Connection(pub(super) sys::duckdb_connection);
 
 impl Drop for Connection {
     fn drop(&mut self) {
@@ -73,6 +73,10 @@ impl Drop for Connection {
 pub(super) struct InstanceDb(pub Arc<WeakDb>);
 
 impl crate::engine::HostDb for InstanceDb {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn duckdb_store(&self, catalog: &str, schema: &str) -> Arc<dyn Backend> {
         Arc::new(DuckDbBackend { db: self.0.clone(), shown: crate::store::Location::new(Some(catalog), schema).shown() })
     }
