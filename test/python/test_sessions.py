@@ -6,10 +6,8 @@ under `ulimit -v` (issue 33 item 4), in a child process.
 Run: python test/python/test_sessions.py --extension build/release/acl.duckdb_extension
 Ends with `N passed, N failed`.
 """
-import os
 import random
 import re
-import sys
 import threading
 import time
 
