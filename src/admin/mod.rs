@@ -12,6 +12,7 @@ mod apply;
 pub mod check;
 pub mod claims;
 mod expand;
+pub mod export;
 pub mod functions;
 mod grants;
 mod issuer;

@@ -4,6 +4,7 @@ mod abi;
 mod check;
 mod drift;
 mod enums;
+mod export;
 mod functions;
 mod host;
 mod host_sql;
