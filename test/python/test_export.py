@@ -20,29 +20,29 @@ ISS = "https://idp.example/it's ü"
 
 # Awkward names and texts throughout: quotes, unicode, keywords, `;` and `--` inside strings.
 POLICY = f"""
-CREATE VIRTUAL CATALOG "Wäre ""house""" COMMENT 'it''s; -- not a comment';
-ALTER VIRTUAL CATALOG "wäre ""house""" SET SOURCES (phys.main);
-CREATE VIRTUAL TABLE "wäre ""house""".docs AS phys.main.docs
+CREATE VIRTUAL CATALOG "Wäre ""house"" x" COMMENT 'it''s; -- not a comment';
+ALTER VIRTUAL CATALOG "wäre ""house"" x" SET SOURCES (phys.main);
+CREATE VIRTUAL TABLE "wäre ""house"" x".docs AS phys.main.docs
     COLUMNS (id NOT NULL, tenant, body, "select" = upper(body)) PRIMARY KEY (id) COMMENT 'docs; all';
-CREATE VIRTUAL TABLE "wäre ""house"""."from".raw AS phys.main.docs;
-CREATE VIRTUAL VIEW "wäre ""house""".totals (tenant VARCHAR, n BIGINT NOT NULL)
+CREATE VIRTUAL TABLE "wäre ""house"" x"."from".raw AS phys.main.docs;
+CREATE VIRTUAL VIEW "wäre ""house"" x".totals (tenant VARCHAR, n BIGINT NOT NULL)
     AS SELECT tenant, count(*) AS n FROM phys.main.docs GROUP BY tenant;
-COMMENT ON VIRTUAL TABLE "wäre ""house""".docs COLUMN body IS 'the ''body''';
-CREATE VIRTUAL REFERENCE "wäre ""house""".same FROM docs TO "from".raw ON (id = id) CARDINALITY ONE_TO_ONE;
-CREATE VIRTUAL SCALAR "wäre ""house""".shout(s VARCHAR) AS upper(acl_arg(1)) || '!';
+COMMENT ON VIRTUAL TABLE "wäre ""house"" x".docs COLUMN body IS 'the ''body''';
+CREATE VIRTUAL REFERENCE "wäre ""house"" x".same FROM docs TO "from".raw ON (id = id) CARDINALITY ONE_TO_ONE;
+CREATE VIRTUAL SCALAR "wäre ""house"" x".shout(s VARCHAR) AS upper(acl_arg(1)) || '!';
 CREATE ROLE "Ana ""lyst""; x" CLAIMS (tenant = 'acme');
-GRANT CATALOG "wäre ""house""" TO ROLE "ana ""lyst""; x" WITH (select) MAIN RLS (tenant = acl_claim('tenant'));
-GRANT OBJECT "wäre ""house""".totals TO ROLE "ana ""lyst""; x" CAPS '{{}}';
+GRANT CATALOG "wäre ""house"" x" TO ROLE "ana ""lyst""; x" WITH (select) MAIN RLS (tenant = acl_claim('tenant'));
+GRANT OBJECT "wäre ""house"" x".totals TO ROLE "ana ""lyst""; x" CAPS '{{}}';
 CREATE ROLE writer;
-GRANT CATALOG "wäre ""house""" TO ROLE writer WITH (select, insert, update, delete) MAIN;
-GRANT TABLE "wäre ""house"""."from".raw TO ROLE writer RLS (tenant = acl_claim('tenant'));
-CREATE RESOURCE GROUP "small ""g""" (max_result_rows = 100);
-GRANT RESOURCE GROUP "small ""g""" TO ROLE writer;
+GRANT CATALOG "wäre ""house"" x" TO ROLE writer WITH (select, insert, update, delete) MAIN;
+GRANT TABLE "wäre ""house"" x"."from".raw TO ROLE writer RLS (tenant = acl_claim('tenant'));
+CREATE RESOURCE GROUP "small ""g"" x" (max_result_rows = 100);
+GRANT RESOURCE GROUP "small ""g"" x" TO ROLE writer;
 CREATE ROLE ops;
 GRANT ADMIN manage TO ROLE ops;
-CREATE FUNCTION CATEGORY "text ""tools""";
-ALTER FUNCTION CATEGORY "text ""tools""" ADD (md5);
-GRANT FUNCTION CATEGORY "text ""tools""" TO ROLE writer;
+CREATE FUNCTION CATEGORY "text ""tools"" x";
+ALTER FUNCTION CATEGORY "text ""tools"" x" ADD (md5);
+GRANT FUNCTION CATEGORY "text ""tools"" x" TO ROLE writer;
 DENY FUNCTION upper TO ROLE writer;
 CREATE ISSUER {sql_str(ISS)} KEYS {sql_str('hmac:' + SECRET)} ALGS (HS256) ROLE CLAIM 'groups'
     CLAIM MAP ('org.tenant' => tenant) UNMAPPED IGNORE;
