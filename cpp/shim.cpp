@@ -381,6 +381,12 @@ const DefaultTableMacro ACL_TABLE_MACROS[] = {
      {nullptr},
      {{"catalog", "NULL"}, {nullptr, nullptr}},
      "SELECT * FROM system.main.acl_check_catalog_of(catalog)"},
+    // `acl_export(secrets := false)` (spec 023): the policy as a replayable `ACL ADMIN` script.
+    {DEFAULT_SCHEMA,
+     "acl_export",
+     {nullptr},
+     {{"secrets", "false"}, {nullptr, nullptr}},
+     "SELECT * FROM system.main.acl_export_of(secrets)"},
     {nullptr, nullptr, {nullptr}, {{nullptr, nullptr}}, nullptr}};
 
 // DuckDB's parser calls this only where its own grammar failed; `ACL` there was not read by the

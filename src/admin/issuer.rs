@@ -347,6 +347,9 @@ pub fn check_issuer(issuer: &Issuer, file_keys: Option<&str>) -> Result<()> {
             return Err(Duplicate::ClaimMapped(name.clone()).into());
         }
     }
+    if issuer.keys_file.is_none() && issuer.keys == super::export::WITHHELD_SECRET {
+        return Err(Invalid::Issuer { iss: issuer.iss.clone(), problem: Box::new(Invalid::SecretWithheld) }.into());
+    }
     let keys = match (&issuer.keys_file, file_keys) {
         (None, _) => issuer.clone(),
         (Some(_), Some(text)) => Issuer { keys: text.to_string(), ..issuer.clone() },

@@ -13,6 +13,7 @@ pub mod calls;
 pub mod check;
 pub mod claims;
 mod expand;
+pub mod export;
 pub mod functions;
 mod grants;
 mod issuer;

@@ -191,6 +191,9 @@ pub enum Invalid {
     Issuer { iss: String, problem: Box<Invalid> },
     #[error("{0}")]
     Keys(KeyProblem),
+    /// `acl_export()`'s placeholder for a shared secret it withheld (spec 023), named by the issuer.
+    #[error("its shared secret was withheld by acl_export(); put the secret in place of the KEYS placeholder, or export with acl_export(secrets := true)")]
+    SecretWithheld,
     /// A fixed rule of the management grammar (free text: see spec 001, "Errors").
     #[error("{0}")]
     Rule(&'static str),

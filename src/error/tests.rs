@@ -182,6 +182,11 @@ fn syntax_invalid_internal() {
         "acl: issuer \"https://idp\": an hmac: secret must be at least 32 bytes",
         Class::Invalid,
     );
+    says(
+        Invalid::Issuer { iss: "https://idp".into(), problem: Box::new(Invalid::SecretWithheld) },
+        "acl: issuer \"https://idp\": its shared secret was withheld by acl_export(); put the secret in place of the KEYS placeholder, or export with acl_export(secrets := true)",
+        Class::Invalid,
+    );
     says(AclError::internal("a view's guard did not parse"), "acl: internal error: a view's guard did not parse", Class::Internal);
     says(
         AclError::SecondCheck { found: "a table" },

@@ -48,6 +48,7 @@ pub(super) unsafe fn register(
             .and_then(|()| table_fn::register(con, &super::view_guard::GUARD, state.clone()))
             .and_then(|()| table_fn::register(con, &super::meta::META, state.clone()))
             .and_then(|()| super::check::register(con, &state))
+            .and_then(|()| super::export::register(con, &state))
             .and_then(|()| super::validate::register(con, &state))
             .and_then(|()| super::host::load(con, &state))
     };

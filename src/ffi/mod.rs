@@ -7,6 +7,7 @@ mod door;
 mod door_node;
 mod drift;
 mod enums;
+mod export;
 mod functions;
 mod host;
 mod host_sql;

@@ -79,6 +79,8 @@ mod sql;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod export_tests;
+#[cfg(test)]
 pub(crate) mod fake;
 #[cfg(feature = "extension")]
 pub mod postgres;

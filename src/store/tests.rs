@@ -6,26 +6,26 @@ use super::*;
 use crate::error::{Invalid, StoreError};
 use crate::policy::categories::categorise;
 
-fn host() -> Arc<HostFunctions> {
+pub(super) fn host() -> Arc<HostFunctions> {
     let r = crate::policy::categories::HostRow::builtin;
     Arc::new(categorise(&[r("lower", "scalar"), r("upper", "scalar"), r("version", "scalar"), r("range", "table"), r("sum", "aggregate")]))
 }
 
-fn apply(p: &mut Policy, statements: &[&str]) {
+pub(super) fn apply(p: &mut Policy, statements: &[&str]) {
     for s in statements {
         let cmd = crate::admin::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         crate::admin::apply(p, &cmd).unwrap_or_else(|e| panic!("{s}: {e}"));
     }
 }
 
-fn fresh() -> Policy {
+pub(super) fn fresh() -> Policy {
     let mut p = Policy::default();
     p.functions.host = host();
     p
 }
 
 /// Every kind of record, with every optional field set somewhere.
-const EVERYTHING: &[&str] = &[
+pub(super) const EVERYTHING: &[&str] = &[
     "CREATE VIRTUAL CATALOG sales COMMENT 'the sales data'",
     "CREATE VIRTUAL CATALOG bare",
     "ALTER VIRTUAL CATALOG sales SET SOURCES (phys, lake.main, crm.s.people)",
@@ -85,7 +85,7 @@ const EVERYTHING: &[&str] = &[
     "GRANT RESOURCE GROUP open TO ROLE analyst",
 ];
 
-fn everything() -> Policy {
+pub(super) fn everything() -> Policy {
     let mut p = fresh();
     apply(&mut p, EVERYTHING);
     // As `KEYS FROM` leaves it: the path, and no keys (the node reads the file when it publishes).
