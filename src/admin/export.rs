@@ -226,7 +226,7 @@ fn caps_sql(c: Caps) -> String {
 
 /// The role, its default claims, its administration scope and its resource groups.
 fn role_statements(name: &str, role: &Role, out: &mut Vec<String>) {
-    let Role { catalog_grants: _, object_grants: _, schema_grants: _, claims, admin, resource_groups } = role;
+    let Role { catalog_grants: _, object_grants: _, schema_grants: _, schema_grant_comments: _, claims, admin, resource_groups } = role;
     let mut s = format!("CREATE ROLE {}", ident(name));
     if !claims.is_empty() {
         let items: Vec<String> = claims.iter().map(|(k, v)| format!("{} = {}", ident(k), literal(v))).collect();
@@ -243,7 +243,7 @@ fn role_statements(name: &str, role: &Role, out: &mut Vec<String>) {
 
 /// The role's catalog, schema and object grants.
 fn grants(name: &str, role: &Role, out: &mut Vec<String>) {
-    let Role { catalog_grants, object_grants, schema_grants, claims: _, admin: _, resource_groups: _ } = role;
+    let Role { catalog_grants, object_grants, schema_grants, schema_grant_comments, claims: _, admin: _, resource_groups: _ } = role;
     let none = std::collections::BTreeSet::new();
     for (catalog, g) in catalog_grants {
         let CatalogGrant { caps, main, slice } = g;
@@ -257,7 +257,9 @@ fn grants(name: &str, role: &Role, out: &mut Vec<String>) {
         ));
     }
     for ((catalog, schema), caps) in schema_grants {
-        out.push(format!("GRANT SCHEMA {} TO ROLE {}{}", names(&[catalog, schema]), ident(name), caps_sql(*caps)));
+        let comment = schema_grant_comments.get(&(catalog.clone(), schema.clone()));
+        let comment = comment.map(|c| format!(" COMMENT {}", literal(c))).unwrap_or_default();
+        out.push(format!("GRANT SCHEMA {} TO ROLE {}{}{comment}", names(&[catalog, schema]), ident(name), caps_sql(*caps)));
     }
     for (key, g) in object_grants {
         let ObjectGrant { caps, slice } = g;
@@ -323,8 +325,11 @@ fn function_statements(f: &FunctionPolicy, out: &mut Vec<String>) {
 fn virtual_functions(f: &FunctionPolicy, out: &mut Vec<String>) {
     for ((catalog, schema, name, kind), vf) in &f.virtuals {
         let VirtualFunction { params, body, sql, comment: c } = vf;
+        // A body without a parameter list takes untyped arguments (its arity is its highest
+        // `acl_arg(n)`): written without one, as management wrote it.
+        let params = params.as_ref().filter(|ps| ps.iter().all(|(_, t)| *t != sqlparser::ast::DataType::Unspecified));
         let key = ObjKey { catalog: catalog.clone(), schema: schema.clone(), name: name.clone() };
-        let sig = params.as_ref().map(|ps| {
+        let sig = params.map(|ps| {
             let list: Vec<String> = ps.iter().map(|(n, t)| format!("{n} {t}")).collect();
             format!("({})", list.join(", "))
         });
@@ -337,7 +342,7 @@ fn virtual_functions(f: &FunctionPolicy, out: &mut Vec<String>) {
             Some(target) => format!("ALIAS OF {}", names(&target.split('.').collect::<Vec<_>>())),
             None => rest.to_string(),
         };
-        let params = params.as_ref().map(|ps| {
+        let params = params.map(|ps| {
             let list: Vec<String> = ps.iter().map(|(n, t)| format!("{} {t}", ident(n))).collect();
             format!("({})", list.join(", "))
         });
