@@ -88,10 +88,12 @@ struct AclDoorSettingInfo : public ExtensionOptionInfo {
 	AclDoorSettingInfo(Owner owner_p, AclState *state_p, const char *name_p)
 	    : owner(std::move(owner_p)), state(state_p), name(name_p) {
 	}
+	// Declared VARCHAR (as cpp/settings.cpp's): DuckDB's cast to UBIGINT would round `1.5` and
+	// answer `-1` with its own message; the text as written is judged in Rust and the number kept.
 	void OnSet(ClientContext &, SetScope, Value &parameter, bool) const override {
-		Hand(parameter);
+		parameter = Value::UBIGINT(Hand(parameter));
 	}
-	void Hand(const Value &value) const {
+	uint64_t Hand(const Value &value) const {
 		if (value.IsNull()) {
 			throw InvalidInputException("acl: %s cannot be NULL", name);
 		}
@@ -100,6 +102,7 @@ struct AclDoorSettingInfo : public ExtensionOptionInfo {
 		if (!acl_rs_door_setting(state, name, strlen(name), text.data(), text.size(), &guard.out)) {
 			throw InvalidInputException(guard.Text());
 		}
+		return std::stoull(guard.Text());
 	}
 	Owner owner;
 	AclState *state;
@@ -109,7 +112,7 @@ struct AclDoorSettingInfo : public ExtensionOptionInfo {
 void RegisterSetting(DatabaseInstance &db, const Owner &owner, AclState *state, const char *name,
                      const char *description, uint64_t default_value) {
 	auto &config = DBConfig::GetConfig(db);
-	ExtensionOption option(description, LogicalType::UBIGINT, nullptr, Value::UBIGINT(default_value), SetScope::GLOBAL,
+	ExtensionOption option(description, LogicalType::VARCHAR, nullptr, Value::UBIGINT(default_value), SetScope::GLOBAL,
 	                       false, false);
 	option.supports_session = false;
 	auto info = make_shared_ptr<AclDoorSettingInfo>(owner, state, name);

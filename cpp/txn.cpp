@@ -108,3 +108,25 @@ extern "C" bool acl_shim_explicit_transaction(duckdb_client_context context) {
 		return true; // fail closed: refused
 	}
 }
+
+// For the table functions' text parameters (src/ffi/table_fn.rs): a VARCHAR value's bytes with
+// their length. The C API's `duckdb_get_varchar` hands back a C string, which ends at the first
+// NUL, so `'GRANT …' || chr(0) || ' RLS (…)'` would reach management cut short and wider than
+// written. False (nothing written) for NULL, another type, or a failure.
+extern "C" bool acl_shim_value_text(duckdb_value value, const char **data, size_t *len) {
+	try {
+		if (!value) {
+			return false;
+		}
+		auto &v = *reinterpret_cast<Value *>(value);
+		if (v.IsNull() || v.type().id() != LogicalTypeId::VARCHAR) {
+			return false;
+		}
+		auto &s = StringValue::Get(v);
+		*data = s.data();
+		*len = s.size();
+		return true;
+	} catch (...) {
+		return false;
+	}
+}

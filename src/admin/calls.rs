@@ -249,6 +249,11 @@ pub fn statements(function: &str, values: &[Option<String>]) -> Result<Vec<Strin
     if values.len() > sig.params.len() {
         return Err(AclError::internal("more arguments than parameters"));
     }
+    // A NUL would end the text wherever a C string carries it: refused, never cut short.
+    if let Some(i) = values.iter().position(|v| v.as_deref().is_some_and(|t| t.contains('\0'))) {
+        let problem = "holds a NUL character";
+        return Err(crate::error::Invalid::CallArgument { function: function.to_string(), argument: sig.params[i], problem }.into());
+    }
     let a = Args { sig, values };
     Ok(match function {
         "acl_create_catalog" => {

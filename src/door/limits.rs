@@ -11,7 +11,12 @@ const MAX_IDLE: u64 = 86_400;
 /// A setting's value as kept, or why it is refused.
 pub fn validate_setting(name: &str, value: &str) -> Result<u64> {
     let bad = |setting: &'static str, expected: &'static str| AclError::from(DoorProblem::Setting { setting, expected });
-    let n = value.trim().parse::<u64>();
+    // Digits only: Rust's parse also takes a leading `+`, and DuckDB no longer casts the text first.
+    let t = value.trim();
+    let n = match !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        true => t.parse::<u64>().map_err(|_| ()),
+        false => Err(()),
+    };
     match name {
         "acl_max_result_rows" => n.map_err(|_| bad("acl_max_result_rows", "a number of rows (0: no cap)")),
         "acl_flight_stream_idle" => match n {

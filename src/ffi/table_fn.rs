@@ -3,7 +3,7 @@
 //! letting anything unwind into DuckDB.
 use crate::engine::State;
 use libduckdb_sys as sys;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -140,10 +140,18 @@ pub(super) unsafe fn function_with(info: sys::duckdb_function_info, on_panic: &s
 /// # Safety
 /// `value` is null or a live value.
 unsafe fn value_text(value: sys::duckdb_value) -> Option<String> {
-    // SAFETY: the function's contract; the string DuckDB makes is freed after it was copied.
+    // SAFETY: the function's contract; the string DuckDB makes is freed after it was copied; the
+    // shim's bytes belong to `value`, alive for this call.
     unsafe {
         if value.is_null() || sys::duckdb_is_null_value(value) {
             return None;
+        }
+        let (mut data, mut len): (*const c_char, usize) = (std::ptr::null(), 0);
+        if acl_shim_value_text(value, &mut data, &mut len) {
+            let bytes = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data as *const u8, len) };
+            // A NUL is kept in the text (never a silent cut): every reader refuses it as it
+            // refuses the statement form's (`acl_exec`, names, keys, predicates).
+            return Some(String::from_utf8_lossy(bytes).into_owned());
         }
         let text = sys::duckdb_get_varchar(value);
         if text.is_null() {
@@ -153,6 +161,12 @@ unsafe fn value_text(value: sys::duckdb_value) -> Option<String> {
         sys::duckdb_free(text as *mut c_void);
         Some(out)
     }
+}
+
+extern "C" {
+    /// cpp/txn.cpp: a VARCHAR value's bytes and length (`duckdb_get_varchar` ends at a NUL);
+    /// false for NULL, another type or a failure (nothing written). Does not unwind.
+    fn acl_shim_value_text(value: sys::duckdb_value, data: *mut *const c_char, len: *mut usize) -> bool;
 }
 
 /// Parameter `i` as text (`None`: NULL).

@@ -53,7 +53,8 @@ def blocks(path):
         text = f.read()
     for m in FENCE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        # `notest`: a block another test runs (the package's helper: test_packages.py)
+        # `notest`: a block another test runs (the package's helper: test_packages.py; the ADBC
+        # client: test_flight_door.py)
         if "notest" in m.group(2).split():
             continue
         yield m.group(1), m.group(3), line
