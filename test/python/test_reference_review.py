@@ -278,7 +278,66 @@ def denials_and_narrowings_survive_the_replay(con):
         for q in ["SELECT * FROM docs ORDER BY id", "SELECT count(*) FROM lake.fish", "INSERT INTO lake.fish VALUES (9)",
                   "SELECT body FROM docs", "SELECT md5('x')", "SELECT upper('x')", "ACL CREATE VIRTUAL TABLE c.x AS phys.main.docs"]:
             probes.append(f'ACL ROLE "{r}" {q}')
-    replay_faithful(con, probes)
+    a = replay_faithful(con, probes)
+    # not vacuous: some probes read, some are refused
+    assert any(isinstance(x, list) for x in a) and any(isinstance(x, str) for x in a), a
+    assert a[probes.index('ACL ROLE "a" SELECT count(*) FROM lake.fish')] == "PermissionException", a
+    assert a[probes.index('ACL ROLE "s" SELECT count(*) FROM lake.fish')] == [(2,)], a
+
+
+@test
+def a_wrapper_prepared_while_anonymous_admin_was_on_does_not_run_after_it_is_off(con):
+    con.execute("ATTACH ':memory:' AS aclcat")
+    con.execute("SELECT acl_use_db('aclcat', 'acl', true)")
+    con.execute("SET GLOBAL acl_allow_anonymous_admin = true")
+    con.execute("ACL ADMIN CREATE ROLE r")
+    con.execute("PREPARE p AS SELECT acl_define_role('prep', '')")
+    con.execute("PREPARE p2 AS SELECT * FROM acl_api('acl_grant_admin', ['r', 'passthrough'])")
+    con.execute("SET GLOBAL acl_allow_anonymous_admin = false")
+    for q in ["EXECUTE p", "EXECUTE p2"]:
+        refused_with(lambda: con.execute(q).fetchall(), "acl: anonymous ACL ADMIN lacks acl_allow_anonymous_admin")
+    assert con.execute("SELECT count(*) FROM acl_roles() WHERE name = 'prep'").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM acl_admins()").fetchone()[0] == 0
+
+
+VALID_CALLS = [
+    "acl_create_catalog('c2')", "acl_alter_catalog('c', 'x')", "acl_drop_catalog('c')",
+    "acl_add_relation('c', 'd2', 'phys.main.docs', '', '')", "acl_add_view('c', 'v', 'SELECT 1 AS a')",
+    "acl_alter_relation('c', 'docs', 'rls', 'true')", "acl_drop_relation('c', 'docs')",
+    "acl_add_schema_alias('c', 'l2', 'phys.lake')", "acl_expand_schema('c', 'l3', 'phys.lake')",
+    "acl_alter_schema_alias('c', 'lake', 'phys.lake')", "acl_refresh_schema_objects('c', 'lake')",
+    "acl_drop_schema_alias('c', 'lake')", "acl_add_table_function('c', 'tf', 'SELECT 1 AS v')",
+    "acl_add_scalar('c', 'sf', 'acl_arg(1)', 'x INTEGER')", "acl_add_scalar_alias('c', 'up', 'upper', 'x VARCHAR')",
+    "acl_drop_function('c', 'nope', 'scalar', 'skip')", "acl_comment('c', 'docs', 'relation', 'id', 'x')",
+    "acl_grant_catalog('r', 'c', '{\"select\": true}')", "acl_alter_grant('r', 'c', 'caps', '{}')",
+    "acl_revoke_catalog('r', 'c')", "acl_grant_schema('r', 'c', 'lake', '{\"select\": true}')",
+    "acl_revoke_schema('r', 'c', 'lake')", "acl_grant_object('r', 'c', 'docs', '{}')",
+    "acl_grant_admin('r', 'passthrough')", "acl_revoke_admin('r')", "acl_define_role('r2', '')",
+    "acl_alter_role('r', 'k=v')", "acl_drop_role('r')",
+    "acl_define_issuer('https://x', 'hmac:0123456789abcdef0123456789abcdef', NULL, NULL, NULL, NULL)",
+    "acl_drop_issuer('https://nope', 'skip')", "acl_map_role('https://nope', 'group', 'g', 'r')",
+    "acl_deny_function('md5')", "acl_allow_function('md5')",
+]
+
+
+@test
+def every_wrapper_is_refused_with_a_store_and_anonymous_admin_off(con):
+    con.execute("ACL ADMIN CREATE VIRTUAL CATALOG c; CREATE VIRTUAL TABLE c.docs AS phys.main.docs;"
+                " CREATE VIRTUAL SCHEMA c.lake AS phys.lake; CREATE ROLE r")
+    con.execute("ATTACH ':memory:' AS aclcat")
+    con.execute("SELECT acl_use_db('aclcat', 'acl', true)")
+    before = con.execute("SELECT statement FROM acl_export()").fetchall()
+    for call in VALID_CALLS + ["* FROM acl_api('acl_grant_admin', ['r', 'passthrough'])"]:
+        refused_with(lambda: con.execute(f"SELECT {call}").fetchall(),
+                     "acl: anonymous ACL ADMIN lacks acl_allow_anonymous_admin (a policy store is in use)")
+    assert con.execute("SELECT statement FROM acl_export()").fetchall() == before
+    # the same calls run once the setting is on (the refusals above were the gate's)
+    con.execute("SET GLOBAL acl_allow_anonymous_admin = true")
+    try:
+        con.execute(f"SELECT {VALID_CALLS[0]}").fetchall()
+        con.execute(f"SELECT {VALID_CALLS[-1]}").fetchall()
+    finally:
+        con.execute("SET GLOBAL acl_allow_anonymous_admin = false")
 
 
 @test
