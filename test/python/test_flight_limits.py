@@ -297,30 +297,20 @@ def closing_the_database_stops_the_door_and_its_threads(s):
     s.con = duckdb.connect()
 
 
+# The node alone runs under the limit (a door serves clients on other machines); the 64 ADBC
+# clients (a Go runtime of their own) run in this process.
 CHILD = r"""
-import sys, threading, time
+import sys
 sys.path.insert(0, sys.argv[2])
 import harness
 harness.EXT = sys.argv[1]
-from flight_common import Served, client, mint, rows
+from flight_common import Served
 s = Served(sys.argv[1]).start()
 s.con.execute("SET GLOBAL acl_max_sessions = 0")
-ok, errors = [], []
-def one(i):
-    try:
-        c = client(s.uri, mint(sub=f"u{i}"))
-        for _ in range(5):
-            assert rows(c, "SELECT count(*) FROM orders") == [(3,)]
-        assert rows(c, "SELECT count(*), sum(id) FROM big") == [(1000000, 499999500000)]
-        c.close()
-        ok.append(i)
-    except Exception as e:
-        errors.append(repr(e)[:300])
-threads = [threading.Thread(target=one, args=(i,)) for i in range(64)]
-for t in threads: t.start()
-for t in threads: t.join(300)
-print("clients", len(ok), "errors", len(errors), errors[:2], flush=True)
+print(s.uri, flush=True)
+sys.stdin.readline()  # until the clients are done
 s.close()
+print("closed", flush=True)
 """
 
 
@@ -328,9 +318,35 @@ s.close()
 def sixty_four_clients_under_an_8_gib_address_space_limit(s):
     here = os.path.dirname(os.path.abspath(__file__))
     # the limit is set in the child only (bash's ulimit before it starts): never the machine's
-    out = subprocess.run(["bash", "-c", f"ulimit -v 8388608; exec {sys.executable} -c \"$0\" \"$1\" \"$2\"", CHILD, harness.EXT, here],
-                         capture_output=True, text=True, timeout=600)
-    assert "clients 64 errors 0" in out.stdout, (out.stdout[-2000:], out.stderr[-2000:])
+    proc = subprocess.Popen(["bash", "-c", f"ulimit -v 8388608; exec {sys.executable} -c \"$0\" \"$1\" \"$2\"", CHILD, harness.EXT, here],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        uri = proc.stdout.readline().strip()
+        assert uri.startswith("grpc://"), (uri, proc.stderr.read()[-2000:] if proc.poll() is not None else "")
+        ok, errors = [], []
+
+        def one(i):
+            try:
+                c = client(uri, mint(sub=f"u{i}"))
+                for _ in range(5):
+                    assert rows(c, "SELECT count(*) FROM orders") == [(3,)]
+                assert rows(c, "SELECT count(*), sum(id) FROM big") == [(1000000, 499999500000)]
+                c.close()
+                ok.append(i)
+            except Exception as e:
+                errors.append(repr(e)[:300])
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(64)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        assert (len(ok), errors[:2]) == (64, []), (len(ok), errors[:2])
+        out, err = proc.communicate("done\n", timeout=120)
+        assert proc.returncode == 0 and "closed" in out, (out[-2000:], err[-2000:])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":
