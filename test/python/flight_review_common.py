@@ -65,7 +65,7 @@ def node(ext, big=0):
         " CREATE VIRTUAL CATALOG w; CREATE VIRTUAL TABLE w.notes AS zzphys.main.zz_notes;"
         " CREATE ROLE writer; GRANT CATALOG w TO ROLE writer WITH (select, insert) RLS (id < 100) MAIN;"
         " GRANT TABLE w.notes TO ROLE writer COLUMNS (id, body);"
-        " CREATE ROLE masker; GRANT CATALOG w TO ROLE masker WITH (writer) MAIN COLUMNS (id, body = 'xxx');"
+        " CREATE ROLE masker; GRANT CATALOG w TO ROLE masker WITH (writer) MAIN COLUMNS (id, body = upper(body));"
         " CREATE ROLE root; GRANT ADMIN passthrough TO ROLE root;"
         " CREATE ROLE boss; GRANT CATALOG sales TO ROLE boss WITH (select, manage) MAIN")
     if big:
