@@ -237,6 +237,52 @@ def forged_foreign_replayed_and_orphaned_tickets_give_nothing(s):
     assert got == [1] and len(errs) == 3 and all("no such ticket" in e for e in errs), (got, errs)
 
 
+@test
+def an_unfetched_ticket_is_dropped_after_the_stream_idle(s):
+    s.con.execute("SET GLOBAL acl_flight_stream_idle = 1")
+    s.start()
+    a = s.flight()
+    i = info(a, query_cmd("SELECT id FROM orders"), opts(mint()))
+    time.sleep(2.5)
+    fails(lambda: a.do_get(i.endpoints[0].ticket, opts(mint())).read_all(), "no such ticket")
+
+
+@test
+@known_bug("acl_session_kill (and a revoke) leaves a stream the session already started running to its end: "
+           "only the session's next call is refused (produce() never looks at the session again)")
+def a_killed_session_stops_its_running_stream(s):
+    s.con.execute("CREATE TABLE zzphys.main.zz_big AS SELECT range AS id FROM range(3000000)")
+    from flight_review_common import admin
+    admin(s.con, "CREATE VIRTUAL TABLE sales.big AS zzphys.main.zz_big")
+    s.start()
+    a = s.flight()
+    i = info(a, query_cmd("SELECT id FROM big"), opts(mint()))
+    r = a.do_get(i.endpoints[0].ticket, opts(mint(), timeout=60))
+    n = r.read_chunk().data.num_rows
+    s.con.execute(f"SELECT acl_session_kill({session_ids(s, 'alice')[0]})").fetchall()
+    try:
+        while True:
+            n += r.read_chunk().data.num_rows
+    except StopIteration:
+        raise AssertionError(f"the killed session's stream ran to its end: {n} rows")
+    except fl.FlightError as e:
+        clean(str(e))
+    assert n < 3_000_000, n
+
+
+@test
+def another_principal_on_a_connection_ends_the_previous_principals_transaction_unwritten(s):
+    s.start()
+    w = s.flight()
+    wanda = mint(roles=("writer",), sub="wanda")
+    txn = begin(w, opts(wanda))
+    update(w, "INSERT INTO notes (id, body) VALUES (9, 'pending')", opts(wanda), txn)
+    assert query(w, "SELECT count(*) FROM orders", opts(mint(roles=("tenant_b",), sub="bob"))).column(0).to_pylist() == [1]
+    fails(lambda: end(w, txn, opts(wanda)), "no such transaction")
+    fails(lambda: query(w, "SELECT count(*) FROM notes", opts(mint(roles=("tenant_b",), sub="bob")), txn), "no such transaction")
+    assert s.phys("SELECT count(*) FROM zzphys.main.zz_notes") == [(0,)]
+
+
 # ---- prepared statements ----
 
 @test
