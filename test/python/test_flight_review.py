@@ -358,6 +358,39 @@ def ending_a_wrong_transaction_id_leaves_the_open_one_alone(s):
     assert s.phys("SELECT id FROM zzphys.main.zz_notes") == [(8,)]
 
 
+@test
+def statements_racing_on_one_transactions_connection_are_refused_never_crash(s):
+    s.con.execute("CREATE TABLE zzphys.main.zz_big AS SELECT range AS id FROM range(1000000)")
+    from flight_review_common import admin
+    admin(s.con, "CREATE VIRTUAL TABLE w.big AS zzphys.main.zz_big")
+    s.start()
+    w = s.flight()
+    wanda = mint(roles=("writer",), sub="wanda")
+    txn = begin(w, opts(wanda))
+    parked = info(w, query_cmd("SELECT id FROM big", txn), opts(wanda))
+    out = []
+
+    def run(fn):
+        try:
+            out.append(fn())
+        except Exception as e:  # noqa: BLE001 - refusals are the expected outcome
+            clean(str(e))
+            out.append("refused")
+    jobs = [lambda: w.do_get(parked.endpoints[0].ticket, opts(wanda, timeout=60)).read_all().num_rows]
+    jobs += [lambda k=k: update(w, f"INSERT INTO notes (id, body) VALUES ({k}, 'r')", opts(wanda), txn) for k in range(6)]
+    jobs += [lambda: query(w, "SELECT count(*) FROM big", opts(wanda), txn).num_rows for _ in range(3)]
+    ts = [threading.Thread(target=run, args=(j,)) for j in jobs]
+    [t.start() for t in ts]
+    [t.join(60) for t in ts]
+    assert len(out) == len(jobs), out
+    try:
+        end(w, txn, opts(wanda), commit=True)
+    except Exception as e:  # noqa: BLE001 - a transaction a refusal aborted
+        clean(str(e))
+    assert s.phys("SELECT count(*) FROM zzphys.main.zz_big") == [(1_000_000,)]
+    assert query(s.flight(), "SELECT count(*) FROM orders", opts(mint())).column(0).to_pylist() == [3]
+
+
 # ---- cancel ----
 
 @test
