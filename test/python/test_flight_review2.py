@@ -211,6 +211,10 @@ def get_tables_filters_and_schemas_show_only_the_principals_virtual_catalog(s):
             assert {r["table_name"] for r in got} <= {"orders"}, (p, got)
     for cat in ["zzphys", "aclcat", "other", "memory", "system", "temp"]:
         assert tables_of(c, alice, catalog=cat).num_rows == 0, cat
+    # a grant's column list narrows the schema too (writer: COLUMNS (id, body) over a table with zz_hidden)
+    for tok in [mint(roles=("writer",), sub="w"), mint(roles=("masker",), sub="m")]:
+        (row,) = tables_of(c, tok, include_schema=True).to_pylist()
+        assert pa.ipc.read_schema(pa.py_buffer(row["table_schema"])).names == ["id", "body"], row
     assert s.phys("SELECT count(*) FROM zzphys.main.zz_orders") == [(3,)]
 
 
