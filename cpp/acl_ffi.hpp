@@ -573,4 +573,8 @@ extern duckdb_connection acl_shim_db_connect(const AclDb *db);
 /// cpp/shim.cpp: frees the weak pointer (never the instance).
 extern void acl_shim_db_free(AclDb *db);
 
+/// cpp/txn.cpp: a VARCHAR value's bytes and length (`duckdb_get_varchar` ends at a NUL);
+/// false for NULL, another type or a failure (nothing written). Does not unwind.
+extern bool acl_shim_value_text(duckdb_value value, const char **data, size_t *len);
+
 }  // extern "C"
