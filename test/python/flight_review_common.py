@@ -10,7 +10,7 @@ import jwt
 import pyarrow as pa
 import pyarrow.flight as fl
 
-from harness import sql_str
+from harness import known_bug, sql_str  # noqa: F401 - known_bug is re-exported for the review tests
 
 SECRET = "a-shared-secret-that-is-32-bytes-or-longer"
 ISS = "https://idp.example"
@@ -18,18 +18,6 @@ PHYSICAL = ("zz", "aclcat")  # every physical name holds one of these
 SQL = "type.googleapis.com/arrow.flight.protocol.sql."
 
 
-def known_bug(why):
-    """Asserts the secure outcome, failing today: reported as BUG; fails once fixed (drop the marker)."""
-    def wrap(fn):
-        def run(s):
-            try:
-                fn(s)
-            except Exception as e:  # noqa: BLE001 - any failure is the known bug
-                return print(f"BUG  {fn.__name__}: {why} ({type(e).__name__}: {str(e)[:200]})")
-            raise AssertionError(f"known bug now fixed (remove known_bug): {why}")
-        run.__name__ = fn.__name__
-        return run
-    return wrap
 
 
 def mint(roles=("analyst",), sub="alice", exp=None, secret=SECRET, iss=ISS, alg="HS256", **over):

@@ -82,3 +82,18 @@ def sales(ext):
         " CREATE ROLE analyst; GRANT CATALOG sales TO ROLE analyst WITH (select) MAIN"
     )
     return con
+
+
+def known_bug(why):
+    """An outside review's finding: the test asserts the secure outcome and fails today, which is
+    reported as a BUG line; once fixed it fails (drop the marker so it asserts the fix)."""
+    def wrap(fn):
+        def run(arg):
+            try:
+                fn(arg)
+            except Exception as e:  # noqa: BLE001 - any failure is the known bug
+                return print(f"BUG  {fn.__name__}: {why} ({type(e).__name__}: {str(e)[:200]})")
+            raise AssertionError(f"known bug now fixed (remove known_bug): {why}")
+        run.__name__ = fn.__name__
+        return run
+    return wrap

@@ -22,24 +22,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 import harness
-from harness import refused_with, sql_str, test
+from harness import known_bug, refused_with, sql_str, test
 
 SECRET = "oct-secret-material-zq-0123456789abcdef"   # 39 bytes
 HSECRET = "hmac-secret-material-zq-0123456789abcdef"  # 40 bytes
 
 
-def known_bug(why):
-    """Asserts the secure outcome, failing today: reported as BUG; fails once fixed (drop the marker)."""
-    def wrap(fn):
-        def run(con):
-            try:
-                fn(con)
-            except Exception as e:  # noqa: BLE001 - any failure is the known bug
-                return print(f"BUG  {fn.__name__}: {why} ({type(e).__name__}: {str(e)[:160]})")
-            raise AssertionError(f"known bug now fixed (remove known_bug): {why}")
-        run.__name__ = fn.__name__
-        return run
-    return wrap
 
 
 def b64(n):

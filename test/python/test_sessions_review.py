@@ -25,18 +25,6 @@ ISS = "https://idp.example"
 ENDED = "acl: the session this statement was prepared under has ended"
 
 
-def known_bug(why):
-    """Asserts the secure outcome, failing today: reported as BUG; fails once fixed (drop the marker)."""
-    def wrap(fn):
-        def run(con):
-            try:
-                fn(con)
-            except Exception as e:  # noqa: BLE001 - any failure is the known bug
-                return print(f"BUG  {fn.__name__}: {why} ({type(e).__name__}: {str(e)[:160]})")
-            raise AssertionError(f"known bug now fixed (remove known_bug): {why}")
-        run.__name__ = fn.__name__
-        return run
-    return wrap
 
 
 def setup(ext):
